@@ -1,0 +1,1 @@
+//! The trace language (see issue): written next.

@@ -1,0 +1,17 @@
+//! The world model of a Python program run, and the transformer that learns it.
+//!
+//! Read in this order: [`state`] (what the debugger shows), [`action`] (what the user
+//! does), [`tree`] (the exact effect of an action on a recorded run), [`tracer`]
+//! (recording a run with real Python), [`language`] (the text the model reads and
+//! writes).
+
+pub mod action;
+pub mod language;
+pub mod state;
+pub mod tracer;
+pub mod tree;
+
+pub use action::Action;
+pub use state::{Event, Exit, Frame, State, Vars};
+pub use tracer::{trace, Limits, Program, Trace, TraceError};
+pub use tree::{Outcome, StateTree, Transition};
