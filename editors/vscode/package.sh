@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the .vsix. With an adapter path, bundles that binary as bin/neural-dap.
+# Usage: editors/vscode/package.sh [path/to/neural-dap]
+set -euo pipefail
+cd "$(dirname "$0")"
+rm -rf bin
+if [ $# -ge 1 ]; then
+  if [ ! -x "$1" ]; then
+    echo "package.sh: adapter '$1' is not an executable file; build it with cargo build --release -p neural-dap" >&2
+    exit 1
+  fi
+  mkdir -p bin
+  cp "$1" bin/neural-dap
+fi
+npm ci --no-audit --no-fund --loglevel=error
+npm run --silent build
+npx vsce package --no-dependencies --allow-missing-repository --skip-license
