@@ -40,7 +40,7 @@ async function startClient() {
   if (!fs.existsSync(ADAPTER)) {
     throw new Error(`neural-dap not found at ${ADAPTER}: build it (cargo build --release -p neural-dap) or set NEURAL_DAP to its path`);
   }
-  const arg = process.env.NEURAL_DAP_ARG ?? '--stdio';
+  const arg = process.env.NEURAL_DAP_ARG ?? '--log-level=info';
   const dc = new DebugClient(ADAPTER, arg, 'neural', {}, process.env.NEURAL_DAP_STDERR === '1');
   dc.defaultTimeout = TIMEOUT_MS;
   await dc.start();
