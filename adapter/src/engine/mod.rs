@@ -1,0 +1,107 @@
+//! The engine: what answers "the program is at this state; the user does this action;
+//! where does it go?".
+//!
+//! Two engines fit this trait: [`trace::TraceEngine`] (the program was recorded once
+//! under real Python; every answer is exact) and the neural engine (a transformer
+//! predicts the next state; it may be slow, may fail, and reports its confidence).
+//! The session calls engines from a blocking thread (`spawn_blocking`), never on the
+//! async runtime, so an implementation may take its time.
+
+pub mod trace;
+
+use indexmap::IndexMap;
+use neural_model::{Action, Outcome, State};
+
+/// An engine-private handle on a position in the run (the trace engine: the index of
+/// the state in its tree; the neural engine: whatever it needs to find its cache).
+/// The session only stores it and hands it back with the state it came with.
+pub type PositionKey = u64;
+
+/// Where the program is: the state shown to the user and the engine's key for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Position {
+    pub state: State,
+    pub key: PositionKey,
+}
+
+/// An engine's answer to one action.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// The next state, the start (inverse actions with nothing earlier), or the exit.
+    pub outcome: Outcome,
+    /// The engine's key for the outcome's state (ignored for an exit).
+    pub key: PositionKey,
+    /// Probability of the whole outcome under the model (`None`: exact engine).
+    pub probability: Option<f64>,
+    /// Probability per variable name, where the engine can tell.
+    pub confidence: Option<IndexMap<String, f64>>,
+}
+
+/// Which exception states a forward run should stop at (DAP exception breakpoints).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExceptionStops {
+    /// Stop where any exception is raised.
+    pub raised: bool,
+    /// Stop where the exception that ends the program is raised.
+    pub uncaught: bool,
+}
+
+impl ExceptionStops {
+    pub fn any(&self) -> bool {
+        self.raised || self.uncaught
+    }
+}
+
+/// Why an engine could not answer. The session stays usable after any of these.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum EngineError {
+    /// The engine's output could not be read as a state (e.g. a malformed prediction).
+    #[error("the engine's prediction could not be used: {0}")]
+    Malformed(String),
+    /// The engine cannot do this at all (e.g. the trace engine editing the past).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Anything else that went wrong while predicting.
+    #[error("the engine failed: {0}")]
+    Failed(String),
+}
+
+/// A source of next states. Implementations must be cheap to share across threads.
+pub trait Engine: Send + Sync {
+    /// A short name for messages (`"trace"`, `"neural"`).
+    fn name(&self) -> &str;
+
+    /// The state the program starts at.
+    fn entry(&self) -> Result<Position, EngineError>;
+
+    /// Where `action` leads from `from` (the state exactly as the user sees it, which
+    /// may have been edited with [`Engine::edit`]).
+    fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError>;
+
+    /// Like [`Engine::predict`] for a forward `action`, but stop early at the first
+    /// exception state that `stops` asks for. Engines that cannot find exception
+    /// states keep the default, which ignores `stops`.
+    fn predict_stopping(
+        &self,
+        from: &Position,
+        action: &Action,
+        stops: ExceptionStops,
+    ) -> Result<Prediction, EngineError> {
+        let _ = stops;
+        self.predict(from, action)
+    }
+
+    /// Whether [`Engine::predict_stopping`] honours exception stops.
+    fn finds_exceptions(&self) -> bool {
+        false
+    }
+
+    /// Set variable `name` of the current frame to the Python expression `value`;
+    /// the edited position, on which later predictions condition.
+    fn edit(&self, at: &Position, name: &str, value: &str) -> Result<Position, EngineError>;
+
+    /// What the program wrote to stderr, if known (sent at the end of the run).
+    fn stderr(&self) -> Option<String> {
+        None
+    }
+}

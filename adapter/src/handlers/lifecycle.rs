@@ -1,0 +1,229 @@
+//! initialize, launch, configurationDone, terminate, disconnect, cancel.
+
+use super::{Connection, LaunchState};
+use crate::engine::trace::TraceEngine;
+use crate::engine::Engine;
+use crate::protocol::Request;
+use crate::session::{Session, Step};
+use neural_model::{Limits, Program};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Where the neural engine looks for weights when launch names no `model`.
+pub const DEFAULT_CHECKPOINT: &str = "model/weights/default/";
+
+/// What the adapter can do: only what works.
+pub fn capabilities() -> Value {
+    json!({
+        "supportsConfigurationDoneRequest": true,
+        "supportsStepBack": true,
+        "supportsSetVariable": true,
+        "supportsEvaluateForHovers": true,
+        "supportsExceptionInfoRequest": true,
+        "supportsTerminateRequest": true,
+        "supportsCancelRequest": true,
+        "supportsProgressReporting": true,
+        "supportsDelayedStackTraceLoading": false,
+        "exceptionBreakpointFilters": [
+            { "filter": "raised", "label": "Raised Exceptions", "default": false,
+              "description": "Stop where any exception is raised" },
+            { "filter": "uncaught", "label": "Uncaught Exceptions", "default": true,
+              "description": "Stop where the exception that ends the program is raised" },
+        ],
+    })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct InitializeArgs {
+    #[serde(default)]
+    supports_progress_reporting: bool,
+    #[serde(default)]
+    lines_start_at1: Option<bool>,
+}
+
+pub fn initialize(conn: &mut Connection, request: &Request) -> Result<(), String> {
+    let args: InitializeArgs = request.args()?;
+    if args.lines_start_at1 == Some(false) {
+        return Err("this adapter speaks 1-based lines only (linesStartAt1 must be true)".into());
+    }
+    conn.client_progress = args.supports_progress_reporting;
+    conn.out.respond(request, Some(capabilities()));
+    conn.out.event("initialized", None);
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LaunchArgs {
+    program: String,
+    #[serde(default)]
+    engine: Option<String>,
+    #[serde(default)]
+    stop_on_entry: Option<bool>,
+    #[serde(default)]
+    call: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    verify: bool,
+}
+
+pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), String> {
+    if conn.session.is_some() || conn.terminated {
+        return Err("this connection already launched a program; start a new debug session".into());
+    }
+    let args: LaunchArgs = request.args()?;
+    let program_path = resolve(&args.program, args.cwd.as_deref());
+    let engine_name = args.engine.as_deref().unwrap_or("neural");
+    match engine_name {
+        "trace" => {}
+        "neural" => return Err(neural_unavailable(args.model.as_deref())),
+        other => return Err(format!("unknown engine {other:?}: use \"trace\" or \"neural\"")),
+    }
+    if args.verify {
+        conn.out.output("console", "verify applies to the neural engine only; the trace engine is exact\n");
+    }
+    if !args.args.is_empty() {
+        conn.out.output("console", "program args are ignored: the tracer runs programs without command-line arguments\n");
+    }
+    let program = Program::load(&program_path, args.call.clone()).map_err(|e| e.to_string())?;
+
+    let progress_id = format!("launch-{}", request.seq);
+    if conn.client_progress {
+        conn.out.event(
+            "progressStart",
+            Some(json!({ "progressId": progress_id, "title": "Recording the program run", "requestId": request.seq,
+                          "cancellable": true, "message": program_path.display().to_string() })),
+        );
+    }
+    let recording = {
+        let program = program.clone();
+        tokio::task::spawn_blocking(move || TraceEngine::record(&program, &Limits::default()))
+    };
+    let cancels = conn.cancels.clone();
+    let outcome = tokio::select! {
+        done = recording => Some(done),
+        _ = cancels.cancelled(request.seq, &progress_id) => None,
+    };
+    if conn.client_progress {
+        conn.out.event("progressEnd", Some(json!({ "progressId": progress_id })));
+    }
+    let engine = match outcome {
+        None => {
+            conn.out.fail(request.seq, &request.command, "cancelled");
+            return Ok(());
+        }
+        Some(Err(panic)) => return Err(format!("recording the program failed: {panic}")),
+        Some(Ok(Err(e))) => return Err(e.to_string()),
+        Some(Ok(Ok(engine))) => engine,
+    };
+    let engine: Arc<dyn Engine> = Arc::new(engine);
+    let session = tokio::task::spawn_blocking(move || Session::new(engine, program))
+        .await
+        .map_err(|e| format!("starting the session failed: {e}"))?
+        .map_err(|e| e.to_string())?;
+    let mut session = session;
+    let key = canonical(&program_path);
+    session.set_breakpoints(conn.breakpoints.get(&key).cloned().unwrap_or_default());
+    session.set_exception_stops(conn.exception_stops);
+    conn.session = Some(Arc::new(Mutex::new(session)));
+    conn.launch = Some(LaunchState { stop_on_entry: args.stop_on_entry.unwrap_or(true) });
+    conn.out.respond(request, None);
+    if conn.configuration_done {
+        start(conn).await;
+    }
+    Ok(())
+}
+
+fn neural_unavailable(model: Option<&str>) -> String {
+    let checkpoint = model.unwrap_or(DEFAULT_CHECKPOINT);
+    let found = if Path::new(checkpoint).join("config.json").exists() { "exists" } else { "was not found" };
+    format!(
+        "the neural engine is not available in this build of neural-dap (checkpoint {checkpoint} {found}; \
+         set it with the \"model\" launch argument). Launch with \"engine\": \"trace\" to debug the program under real Python"
+    )
+}
+
+fn resolve(program: &str, cwd: Option<&str>) -> PathBuf {
+    let path = PathBuf::from(program);
+    match cwd {
+        Some(cwd) if path.is_relative() => Path::new(cwd).join(path),
+        _ => path,
+    }
+}
+
+/// The key breakpoints are stored under.
+pub fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+pub async fn configuration_done(conn: &mut Connection, request: &Request) -> Result<(), String> {
+    conn.configuration_done = true;
+    conn.out.respond(request, None);
+    if conn.session.is_some() {
+        start(conn).await;
+    }
+    Ok(())
+}
+
+/// Report the first stop once both launch and configurationDone have arrived.
+async fn start(conn: &mut Connection) {
+    if conn.started {
+        return;
+    }
+    conn.started = true;
+    let stop_on_entry = conn.launch.as_ref().is_some_and(|l| l.stop_on_entry);
+    let Ok(session) = conn.session() else { return };
+    let moved = if stop_on_entry {
+        let session = session.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(crate::session::Move::Stopped {
+            stop: session.current_id(),
+            reason: crate::session::StopReason::Entry,
+            stdout: String::new(),
+        })
+    } else {
+        super::stepping::run_step(session, Step::Continue).await
+    };
+    match moved {
+        Ok(moved) => conn.report(moved),
+        Err(message) => {
+            conn.out.output("console", &format!("{message}\n"));
+            conn.end(None);
+        }
+    }
+}
+
+pub fn terminate(conn: &mut Connection, request: &Request) -> Result<(), String> {
+    conn.out.respond(request, None);
+    conn.end(None);
+    Ok(())
+}
+
+pub fn disconnect(conn: &mut Connection, request: &Request) -> Result<(), String> {
+    conn.out.respond(request, None);
+    conn.session = None;
+    conn.view = None;
+    Ok(())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CancelArgs {
+    request_id: Option<i64>,
+    progress_id: Option<String>,
+}
+
+/// The reader task already recorded the cancel; here it is only acknowledged.
+pub fn cancel(conn: &mut Connection, request: &Request) -> Result<(), String> {
+    let args: CancelArgs = request.args()?;
+    conn.cancels.cancel(args.request_id, args.progress_id);
+    conn.out.respond(request, None);
+    Ok(())
+}

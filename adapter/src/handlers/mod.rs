@@ -1,0 +1,195 @@
+//! One DAP connection's state and the request handlers, one file per family:
+//! [`lifecycle`] (initialize, launch, configurationDone, terminate, disconnect, cancel),
+//! [`breakpoints`], [`stepping`] (forward and reverse) and [`inspect`] (threads,
+//! stack, scopes, variables, evaluate, exception info, source, setVariable).
+//!
+//! Each handler parses its arguments, applies them to the session, and answers;
+//! events (stopped, output, exited) follow the response.
+
+pub mod breakpoints;
+pub mod inspect;
+pub mod lifecycle;
+pub mod stepping;
+
+use crate::cancel::Cancels;
+use crate::engine::ExceptionStops;
+use crate::protocol::{Outbox, Request};
+use crate::session::{Move, Session, StopReason};
+use crate::view::View;
+use serde_json::json;
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Whether the connection goes on after a request.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Close,
+}
+
+/// The launch arguments that are kept after launch.
+#[derive(Debug, Default)]
+pub struct LaunchState {
+    pub stop_on_entry: bool,
+}
+
+/// Everything one client connection holds.
+pub struct Connection {
+    pub out: Outbox,
+    pub cancels: Arc<Cancels>,
+    pub client_progress: bool,
+    /// Breakpoint lines asked for, per source file (canonical path), as placed.
+    pub breakpoints: HashMap<PathBuf, BTreeSet<u32>>,
+    pub exception_stops: ExceptionStops,
+    pub session: Option<Arc<Mutex<Session>>>,
+    pub view: Option<View>,
+    pub launch: Option<LaunchState>,
+    pub configuration_done: bool,
+    /// The first stop (entry, or the first breakpoint) has been reported.
+    pub started: bool,
+    pub terminated: bool,
+}
+
+impl Connection {
+    pub fn new(out: Outbox, cancels: Arc<Cancels>) -> Self {
+        Connection {
+            out,
+            cancels,
+            client_progress: false,
+            breakpoints: HashMap::new(),
+            exception_stops: ExceptionStops::default(),
+            session: None,
+            view: None,
+            launch: None,
+            configuration_done: false,
+            started: false,
+            terminated: false,
+        }
+    }
+
+    /// Answer one request.
+    pub async fn dispatch(&mut self, request: Request) -> Flow {
+        tracing::debug!(seq = request.seq, command = %request.command, "request");
+        let result = match request.command.as_str() {
+            "initialize" => lifecycle::initialize(self, &request),
+            "launch" => lifecycle::launch(self, &request).await,
+            "attach" => Err("attach is not supported: use launch".to_string()),
+            "configurationDone" => lifecycle::configuration_done(self, &request).await,
+            "terminate" => lifecycle::terminate(self, &request),
+            "disconnect" => {
+                let result = lifecycle::disconnect(self, &request);
+                if result.is_ok() {
+                    return Flow::Close;
+                }
+                result
+            }
+            "cancel" => lifecycle::cancel(self, &request),
+            "setBreakpoints" => breakpoints::set_breakpoints(self, &request),
+            "setExceptionBreakpoints" => breakpoints::set_exception_breakpoints(self, &request),
+            "continue" | "next" | "stepIn" | "stepOut" | "stepBack" | "reverseContinue" => {
+                stepping::step(self, &request).await
+            }
+            "pause" => stepping::pause(self, &request),
+            "threads" => inspect::threads(self, &request),
+            "stackTrace" => inspect::stack_trace(self, &request),
+            "scopes" => inspect::scopes(self, &request),
+            "variables" => inspect::variables(self, &request),
+            "evaluate" => inspect::evaluate(self, &request),
+            "setVariable" => inspect::set_variable(self, &request).await,
+            "exceptionInfo" => inspect::exception_info(self, &request),
+            "source" => inspect::source(self, &request),
+            other => Err(format!("unknown request {other:?}: this adapter does not implement it")),
+        };
+        if let Err(message) = result {
+            tracing::info!(seq = request.seq, command = %request.command, %message, "request failed");
+            self.out.fail(request.seq, &request.command, &message);
+        }
+        Flow::Continue
+    }
+
+    /// The session, or the error to answer when there is none.
+    pub fn session(&self) -> Result<Arc<Mutex<Session>>, String> {
+        self.session.clone().ok_or_else(|| "no program is being debugged: send launch first".to_string())
+    }
+
+    /// The view of the current stop, or why there is none.
+    pub fn view(&mut self) -> Result<&mut View, String> {
+        if self.terminated {
+            return Err("the program has ended".into());
+        }
+        self.view.as_mut().ok_or_else(|| "the program is not stopped: send launch and configurationDone first".to_string())
+    }
+
+    /// Send the events for a move: output, then stopped or exited + terminated.
+    pub fn report(&mut self, moved: Move) {
+        let Some(session) = self.session.clone() else { return };
+        let session = session.lock().unwrap_or_else(|e| e.into_inner());
+        match moved {
+            Move::Stopped { stop, reason, stdout } => {
+                self.out.output("stdout", &stdout);
+                let stop = &session.history()[stop];
+                let state = stop.state().clone();
+                let reason_name = match reason {
+                    StopReason::Entry => "entry",
+                    StopReason::Step => "step",
+                    StopReason::Breakpoint => "breakpoint",
+                    StopReason::Exception => "exception",
+                };
+                let mut body = json!({ "reason": reason_name, "threadId": 1, "allThreadsStopped": true });
+                if reason == StopReason::Exception {
+                    body["description"] = json!(format!("Exception: {}", state.exception_type().unwrap_or("?")));
+                    body["text"] = json!(state.value.clone().unwrap_or_default());
+                } else if let Some(p) = stop.probability {
+                    body["description"] = json!(format!("predicted with probability {p:.2}"));
+                }
+                if reason == StopReason::Breakpoint {
+                    if let Some(id) = self.breakpoint_id(&session, state.line) {
+                        body["hitBreakpointIds"] = json!([id]);
+                    }
+                }
+                self.view = Some(View::new(state));
+                drop(session);
+                self.out.event("stopped", Some(body));
+            }
+            Move::Exited { exit, stdout } => {
+                self.out.output("stdout", &stdout);
+                let code = match &exit {
+                    neural_model::Exit::Normal => 0,
+                    neural_model::Exit::Error { r#type, message } => {
+                        let text = if message.is_empty() { format!("{type}\n") } else { format!("{type}: {message}\n") };
+                        self.out.output("stderr", &format!("Uncaught exception: {text}"));
+                        1
+                    }
+                    neural_model::Exit::Never { reason } => {
+                        self.out.output("console", &format!("The program did not terminate: {reason}\n"));
+                        1
+                    }
+                };
+                if let Some(stderr) = session.engine().stderr() {
+                    self.out.output("stderr", &stderr);
+                }
+                drop(session);
+                self.end(Some(code));
+            }
+        }
+    }
+
+    /// End the debuggee: `exited` (when the code is known) then `terminated`, once.
+    pub fn end(&mut self, exit_code: Option<i64>) {
+        if self.terminated {
+            return;
+        }
+        self.terminated = true;
+        self.view = None;
+        if let Some(code) = exit_code {
+            self.out.event("exited", Some(json!({ "exitCode": code })));
+        }
+        self.out.event("terminated", None);
+    }
+
+    /// Breakpoint ids are their line numbers (one source file per session).
+    fn breakpoint_id(&self, session: &Session, line: u32) -> Option<u32> {
+        session.breakpoints().contains(&line).then_some(line)
+    }
+}

@@ -1,0 +1,121 @@
+//! Serving DAP: over stdio (one session) or TCP on 127.0.0.1 (one session per
+//! connection, any number at once). Each connection runs three parts: a reader task
+//! (bytes -> messages; records cancels at once), the dispatcher (one request at a
+//! time against the [`Connection`]) and a writer task (messages -> bytes, numbering
+//! them with `seq`).
+
+use crate::cancel::Cancels;
+use crate::framing::{write_frame, FrameReader};
+use crate::handlers::{Connection, Flow};
+use crate::protocol::{Outbox, Request};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::io::{AsyncBufRead, AsyncWrite};
+use tokio::sync::mpsc;
+
+/// Serve one DAP session over a pair of streams until the client disconnects or the
+/// input ends.
+pub async fn serve<R, W>(reader: R, mut writer: W)
+where
+    R: AsyncBufRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
+    let (in_tx, mut in_rx) = mpsc::unbounded_channel::<Value>();
+    let cancels = Arc::new(Cancels::default());
+
+    let writer_task = tokio::spawn(async move {
+        let mut seq: i64 = 0;
+        while let Some(mut message) = out_rx.recv().await {
+            seq += 1;
+            message["seq"] = seq.into();
+            tracing::trace!(%message, "send");
+            if let Err(e) = write_frame(&mut writer, &message).await {
+                tracing::warn!("cannot write to the client ({e}); closing");
+                break;
+            }
+        }
+    });
+
+    let reader_cancels = cancels.clone();
+    let reader_task = tokio::spawn(async move {
+        let mut frames = FrameReader::new(reader);
+        loop {
+            match frames.next().await {
+                Ok(Some(message)) => {
+                    note_cancel(&message, &reader_cancels);
+                    if in_tx.send(message).is_err() {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) if e.is_recoverable() => tracing::warn!("malformed message skipped: {e}"),
+                Err(e) => {
+                    tracing::warn!("input closed: {e}");
+                    break;
+                }
+            }
+        }
+    });
+
+    let out = Outbox::new(out_tx);
+    let mut connection = Connection::new(out.clone(), cancels);
+    while let Some(message) = in_rx.recv().await {
+        let request = match Request::parse(&message) {
+            Ok(request) => request,
+            Err(why) => {
+                tracing::warn!("not a request ({why}): {message}");
+                if let (Some(seq), Some(command)) = (
+                    message.get("seq").and_then(Value::as_i64),
+                    message.get("command").and_then(Value::as_str),
+                ) {
+                    out.fail(seq, command, &why);
+                }
+                continue;
+            }
+        };
+        if connection.dispatch(request).await == Flow::Close {
+            break;
+        }
+    }
+    reader_task.abort();
+    drop(connection);
+    drop(out);
+    let _ = writer_task.await; // flush what is queued
+}
+
+/// A `cancel` request takes effect as soon as it is read, not when it is dispatched.
+fn note_cancel(message: &Value, cancels: &Cancels) {
+    if message.get("type").and_then(Value::as_str) == Some("request")
+        && message.get("command").and_then(Value::as_str) == Some("cancel")
+    {
+        let args = message.get("arguments");
+        let request_id = args.and_then(|a| a.get("requestId")).and_then(Value::as_i64);
+        let progress_id = args.and_then(|a| a.get("progressId")).and_then(Value::as_str).map(str::to_string);
+        cancels.cancel(request_id, progress_id);
+    }
+}
+
+/// Serve over stdin/stdout.
+pub async fn serve_stdio() {
+    serve(tokio::io::BufReader::new(tokio::io::stdin()), tokio::io::stdout()).await;
+}
+
+/// Accept connections on 127.0.0.1:`port` forever, one session each. The bound
+/// address is logged (port 0 picks a free port).
+pub async fn serve_tcp(port: u16) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let address = listener.local_addr()?;
+    tracing::info!(%address, "listening");
+    // Written on stderr too, so that a client that asked for port 0 can find it.
+    eprintln!("neural-dap listening on {address}");
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        tracing::info!(%peer, "connection");
+        tokio::spawn(async move {
+            let (read, write) = stream.into_split();
+            serve(tokio::io::BufReader::new(read), write).await;
+            tracing::info!(%peer, "connection closed");
+        });
+    }
+}

@@ -1,0 +1,383 @@
+//! A debugging session, independent of DAP: the program, its breakpoints, the stops
+//! visited so far, the current one, and moves forward and backward through the run.
+//! The DAP handlers drive it; a terminal CLI can drive the same type.
+//!
+//! History: every stop shown is kept. A move already made from a stop (and the exact
+//! inverse of a single step) is answered from history without asking the engine, so
+//! stepping back shows exactly what was shown before and stepping forward again
+//! returns the same states; only positions never seen are asked of the engine. An
+//! engine that returns a key it returned before gets the stop recorded for that key.
+//!
+//! Methods that move call the engine and may block for a long time (a neural engine):
+//! call them off the async runtime.
+
+use crate::engine::{Engine, EngineError, ExceptionStops, Position, PositionKey, Prediction};
+use indexmap::IndexMap;
+use neural_model::{Action, Event, Exit, Outcome, Program, State};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// Index of a stop in [`Session::history`].
+pub type StopId = usize;
+
+/// One stop: a position the user has been shown, with the engine's confidence in it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stop {
+    pub position: Position,
+    pub probability: Option<f64>,
+    pub confidence: Option<IndexMap<String, f64>>,
+}
+
+impl Stop {
+    pub fn state(&self) -> &State {
+        &self.position.state
+    }
+}
+
+/// The user's moves, as a debugger's buttons name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// step_into.
+    Into,
+    /// step_over.
+    Over,
+    /// step_return, then step_over from the return to land in the caller.
+    Out,
+    /// To the next breakpoint (or exception stop), else to the end.
+    Continue,
+    /// inv_step_over.
+    Back,
+    /// To the previous breakpoint hit, else to the entry.
+    ReverseContinue,
+}
+
+/// Why the session stopped where it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    Entry,
+    Step,
+    Breakpoint,
+    Exception,
+}
+
+/// The result of a move.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Move {
+    /// Stopped at `stop`; `stdout` is what the program printed on the way (empty when
+    /// the stop was shown before: its output was already given).
+    Stopped { stop: StopId, reason: StopReason, stdout: String },
+    /// The program ended.
+    Exited { exit: Exit, stdout: String },
+}
+
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum SessionError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("the program has ended ({0}); start a new session to debug it again")]
+    Ended(Exit),
+}
+
+pub struct Session {
+    engine: Arc<dyn Engine>,
+    program: Program,
+    breakpoints: BTreeSet<u32>,
+    exception_stops: ExceptionStops,
+    history: Vec<Stop>,
+    by_key: HashMap<PositionKey, StopId>,
+    moves: HashMap<(StopId, Action), StopId>,
+    current: StopId,
+    ended: Option<Exit>,
+}
+
+impl Session {
+    /// Start at the engine's entry state (blocking).
+    pub fn new(engine: Arc<dyn Engine>, program: Program) -> Result<Self, EngineError> {
+        let entry = engine.entry()?;
+        let mut session = Session {
+            engine,
+            program,
+            breakpoints: BTreeSet::new(),
+            exception_stops: ExceptionStops::default(),
+            history: Vec::new(),
+            by_key: HashMap::new(),
+            moves: HashMap::new(),
+            current: 0,
+            ended: None,
+        };
+        session.record(Stop { position: entry, probability: None, confidence: None });
+        Ok(session)
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    pub fn engine(&self) -> &dyn Engine {
+        self.engine.as_ref()
+    }
+
+    pub fn breakpoints(&self) -> &BTreeSet<u32> {
+        &self.breakpoints
+    }
+
+    /// Lines that `continue` and `reverseContinue` stop at (replaces the old set).
+    pub fn set_breakpoints(&mut self, lines: BTreeSet<u32>) {
+        self.breakpoints = lines;
+    }
+
+    pub fn set_exception_stops(&mut self, stops: ExceptionStops) {
+        self.exception_stops = stops;
+    }
+
+    /// The stop the user is at (the last one shown, also after the program ended).
+    pub fn current(&self) -> &Stop {
+        &self.history[self.current]
+    }
+
+    pub fn current_id(&self) -> StopId {
+        self.current
+    }
+
+    /// How the program ended, once it has.
+    pub fn ended(&self) -> Option<&Exit> {
+        self.ended.as_ref()
+    }
+
+    /// Every stop shown so far, in the order first shown.
+    pub fn history(&self) -> &[Stop] {
+        &self.history
+    }
+
+    /// Make a move (blocking: may ask the engine).
+    pub fn step(&mut self, step: Step) -> Result<Move, SessionError> {
+        if let Some(exit) = &self.ended {
+            return Err(SessionError::Ended(exit.clone()));
+        }
+        match step {
+            Step::Into => self.act(&Action::StepInto, StopReason::Step, ExceptionStops::default()),
+            Step::Over => self.act(&Action::StepOver, StopReason::Step, ExceptionStops::default()),
+            Step::Out => match self.act(&Action::StepReturn, StopReason::Step, ExceptionStops::default())? {
+                Move::Stopped { stdout, .. } => match self.act(&Action::StepOver, StopReason::Step, ExceptionStops::default())? {
+                    Move::Stopped { stop, reason, stdout: more } => Ok(Move::Stopped { stop, reason, stdout: stdout + &more }),
+                    Move::Exited { exit, stdout: more } => Ok(Move::Exited { exit, stdout: stdout + &more }),
+                },
+                exited => Ok(exited),
+            },
+            Step::Continue => {
+                let action = if self.breakpoints.is_empty() {
+                    Action::Continue
+                } else {
+                    Action::Breakpoint(self.breakpoints.clone())
+                };
+                let mut moved = self.act(&action, StopReason::Breakpoint, self.exception_stops)?;
+                if let Move::Stopped { reason, stop, .. } = &mut moved {
+                    if self.history[*stop].state().event == Event::Exception {
+                        *reason = StopReason::Exception;
+                    }
+                }
+                Ok(moved)
+            }
+            Step::Back => self.act(&Action::InvStepOver, StopReason::Step, ExceptionStops::default()),
+            Step::ReverseContinue => {
+                if self.breakpoints.is_empty() {
+                    self.current = 0;
+                    return Ok(Move::Stopped { stop: 0, reason: StopReason::Entry, stdout: String::new() });
+                }
+                let action = Action::InvBreakpoint(self.breakpoints.clone());
+                self.act(&action, StopReason::Breakpoint, ExceptionStops::default())
+            }
+        }
+    }
+
+    /// Take one MDP action from the current stop (blocking). `reason` is reported for a
+    /// state reached; an inverse action that finds nothing earlier reports `Entry`.
+    pub fn act(&mut self, action: &Action, reason: StopReason, stops: ExceptionStops) -> Result<Move, SessionError> {
+        if let Some(exit) = &self.ended {
+            return Err(SessionError::Ended(exit.clone()));
+        }
+        let from = self.current;
+        if !stops.any() {
+            if let Some(&to) = self.moves.get(&(from, action.clone())) {
+                self.current = to;
+                let reason = if to == 0 && action.is_inverse() { StopReason::Entry } else { reason };
+                return Ok(Move::Stopped { stop: to, reason, stdout: String::new() });
+            }
+        }
+        let prediction = self.engine.predict_stopping(&self.history[from].position, action, stops)?;
+        let Prediction { outcome, key, probability, confidence } = prediction;
+        let (state, reason) = match outcome {
+            Outcome::Exit { exit, stdout } => {
+                self.ended = Some(exit.clone());
+                return Ok(Move::Exited { exit, stdout });
+            }
+            Outcome::Start { state } => (state, StopReason::Entry),
+            Outcome::State { state } => (state, reason),
+        };
+        let (to, stdout) = match self.by_key.get(&key) {
+            Some(&known) => (known, String::new()),
+            None => {
+                let stdout = state.stdout.clone();
+                (self.record(Stop { position: Position { state, key }, probability, confidence }), stdout)
+            }
+        };
+        if !stops.any() {
+            self.remember(from, action, to);
+        }
+        self.current = to;
+        Ok(Move::Stopped { stop: to, reason, stdout })
+    }
+
+    /// Set a variable of the current frame (the engine decides whether it can).
+    pub fn set_variable(&mut self, name: &str, value: &str) -> Result<&Stop, SessionError> {
+        if let Some(exit) = &self.ended {
+            return Err(SessionError::Ended(exit.clone()));
+        }
+        let position = self.engine.edit(&self.current().position, name, value)?;
+        let stop = Stop { position, probability: None, confidence: None };
+        // An edited state is a new position: old moves from here no longer hold.
+        self.history.push(stop);
+        self.current = self.history.len() - 1;
+        self.by_key.insert(self.history[self.current].position.key, self.current);
+        Ok(self.current())
+    }
+
+    fn record(&mut self, stop: Stop) -> StopId {
+        self.by_key.insert(stop.position.key, self.history.len());
+        self.history.push(stop);
+        self.history.len() - 1
+    }
+
+    /// Remember `from --action--> to`, and the exact inverse where the tree's rules
+    /// make it certain (single steps between neighbours).
+    fn remember(&mut self, from: StopId, action: &Action, to: StopId) {
+        self.moves.insert((from, action.clone()), to);
+        let (a, b) = (self.history[from].state(), self.history[to].state());
+        let ends_level = matches!(a.event, Event::Return | Event::Exception);
+        let same_level = b.depth == a.depth && b.event != Event::Call && !ends_level;
+        match action {
+            Action::StepInto => {
+                self.moves.insert((to, Action::InvStepInto), from);
+                let into_call = b.event == Event::Call && b.depth == a.depth + 1 && a.event == Event::Line;
+                if same_level || into_call {
+                    self.moves.insert((to, Action::InvStepOver), from);
+                }
+            }
+            Action::StepOver if same_level => {
+                self.moves.insert((to, Action::InvStepOver), from);
+            }
+            Action::InvStepInto => {
+                self.moves.insert((to, Action::StepInto), from);
+            }
+            Action::InvStepOver if b.depth == a.depth && a.event != Event::Call => {
+                let back_ends_level = matches!(b.event, Event::Return | Event::Exception);
+                if !back_ends_level {
+                    self.moves.insert((to, Action::StepOver), from);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::trace::TraceEngine;
+    use neural_model::{Limits, StateTree, Trace};
+
+    fn state(event: Event, line: u32, depth: u32, x: &str) -> State {
+        State {
+            event,
+            line,
+            source: String::new(),
+            function: if depth == 0 { "<module>".into() } else { "f".into() },
+            depth,
+            stack: Vec::new(),
+            locals: [("x".to_string(), x.to_string())].into_iter().collect(),
+            globals: IndexMap::new(),
+            value: None,
+            stdout: String::new(),
+        }
+    }
+
+    /// A module that calls f twice: line 1 (call), f body, line 2, exit.
+    fn session() -> Session {
+        let states = vec![
+            state(Event::Line, 1, 0, "0"),
+            state(Event::Call, 5, 1, "1"),
+            state(Event::Line, 6, 1, "1"),
+            state(Event::Return, 6, 1, "1"),
+            state(Event::Line, 2, 0, "1"),
+            state(Event::Line, 3, 0, "2"),
+        ];
+        let tree = StateTree::new(states, Exit::Normal, String::new());
+        let program = Program { path: "p.py".into(), source: String::new(), call: None };
+        let trace = Trace { program: program.clone(), tree, stderr: String::new() };
+        let _ = Limits::default();
+        Session::new(Arc::new(TraceEngine::from_trace(trace)), program).unwrap()
+    }
+
+    fn line(session: &Session) -> (Event, u32) {
+        (session.current().state().event, session.current().state().line)
+    }
+
+    #[test]
+    fn steps_back_to_exactly_what_was_shown() {
+        let mut s = session();
+        let mut seen = vec![line(&s)];
+        for _ in 0..3 {
+            s.step(Step::Into).unwrap();
+            seen.push(line(&s));
+        }
+        let ids: Vec<StopId> = (0..4).collect();
+        for expected in seen.iter().rev().skip(1) {
+            s.step(Step::Back).unwrap();
+            assert_eq!(&line(&s), expected);
+        }
+        assert_eq!(s.current_id(), 0);
+        for (i, expected) in seen.iter().enumerate().skip(1) {
+            s.step(Step::Into).unwrap();
+            assert_eq!(&line(&s), expected);
+            assert_eq!(s.current_id(), ids[i], "the same recorded stop");
+        }
+    }
+
+    #[test]
+    fn continue_stops_at_breakpoints_then_exits() {
+        let mut s = session();
+        s.set_breakpoints([6].into_iter().collect());
+        let moved = s.step(Step::Continue).unwrap();
+        assert!(matches!(moved, Move::Stopped { reason: StopReason::Breakpoint, .. }));
+        assert_eq!(line(&s), (Event::Line, 6));
+        assert!(matches!(s.step(Step::Continue).unwrap(), Move::Exited { exit: Exit::Normal, .. }));
+        assert!(matches!(s.step(Step::Into), Err(SessionError::Ended(_))));
+    }
+
+    #[test]
+    fn reverse_continue_without_breakpoints_returns_to_entry() {
+        let mut s = session();
+        s.step(Step::Over).unwrap();
+        s.step(Step::Over).unwrap();
+        let moved = s.step(Step::ReverseContinue).unwrap();
+        assert_eq!(moved, Move::Stopped { stop: 0, reason: StopReason::Entry, stdout: String::new() });
+    }
+
+    #[test]
+    fn step_out_lands_in_the_caller() {
+        let mut s = session();
+        s.step(Step::Into).unwrap();
+        s.step(Step::Into).unwrap();
+        assert_eq!(line(&s), (Event::Line, 6));
+        s.step(Step::Out).unwrap();
+        assert_eq!(line(&s), (Event::Line, 2));
+    }
+
+    #[test]
+    fn the_trace_engine_refuses_edits_and_the_session_goes_on() {
+        let mut s = session();
+        let err = s.set_variable("x", "5").unwrap_err();
+        assert!(err.to_string().contains("cannot change its past"), "{err}");
+        assert!(s.step(Step::Into).is_ok());
+    }
+}

@@ -1,0 +1,390 @@
+//! How a state is shown: stack frames, scopes, variables (with handles for expanding
+//! containers and objects) and evaluation of names and attribute/subscript paths.
+//! Pure data in, pure data out: the DAP handlers turn these into JSON.
+//!
+//! Handles (`variablesReference`) live as long as one stop: a new [`View`] is made
+//! each time the program stops, as DAP requires.
+
+use crate::pyrepr::{type_name, Access, Kind, Repr};
+use neural_model::{Event, State};
+use std::collections::HashMap;
+
+/// One frame of the call stack, innermost first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameView {
+    /// 1-based: 1 is the innermost frame.
+    pub id: i64,
+    pub name: String,
+    pub line: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScopeView {
+    pub name: &'static str,
+    /// Handle for the scope's variables.
+    pub reference: i64,
+    pub count: usize,
+    /// DAP presentation hint (`locals`, `globals`, `returnValue`).
+    pub hint: &'static str,
+}
+
+/// A variable (or an evaluated expression) as shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariableView {
+    pub name: String,
+    /// The recorded `repr`.
+    pub value: String,
+    pub type_name: Option<String>,
+    /// Non-zero when it expands into children.
+    pub reference: i64,
+    /// A path [`View::evaluate`] accepts, where Python could name it.
+    pub evaluate_name: Option<String>,
+}
+
+#[derive(Debug)]
+enum Handle {
+    /// Named reprs: a scope.
+    Scope(Vec<(String, String)>),
+    /// A parsed value; `path` is how to evaluate it.
+    Value { repr: Repr, path: Option<String> },
+}
+
+/// Why an expression has no value here.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ViewError {
+    #[error("unknown variables reference {0} (references last only until the program moves)")]
+    UnknownReference(i64),
+    #[error("unknown frame {0}")]
+    UnknownFrame(i64),
+    #[error("{0}")]
+    NotAvailable(String),
+}
+
+/// What is shown at one stop.
+pub struct View {
+    state: State,
+    handles: Vec<Handle>,
+    /// (parent handle, child index) -> child handle, so repeated requests reuse them.
+    children: HashMap<(i64, usize), i64>,
+}
+
+impl View {
+    pub fn new(state: State) -> Self {
+        View { state, handles: Vec::new(), children: HashMap::new() }
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    pub fn frames(&self) -> Vec<FrameView> {
+        let innermost = FrameView { id: 1, name: self.state.function.clone(), line: self.state.line };
+        let callers = self.state.stack.iter().rev().enumerate().map(|(i, frame)| FrameView {
+            id: i as i64 + 2,
+            name: frame.function.clone(),
+            line: frame.line,
+        });
+        std::iter::once(innermost).chain(callers).collect()
+    }
+
+    /// Scopes of a frame. Only the innermost frame's locals are recorded in a state, so
+    /// callers show their globals only.
+    pub fn scopes(&mut self, frame: i64) -> Result<Vec<ScopeView>, ViewError> {
+        if frame < 1 || frame as usize > self.state.stack.len() + 1 {
+            return Err(ViewError::UnknownFrame(frame));
+        }
+        let mut scopes = Vec::new();
+        if frame == 1 {
+            let locals = pairs(&self.state.locals);
+            scopes.push(self.scope("Locals", "locals", locals));
+            match (self.state.event, &self.state.value) {
+                (Event::Return, Some(v)) => {
+                    scopes.push(self.scope("Return value", "returnValue", vec![("(return)".into(), v.clone())]))
+                }
+                (Event::Exception, Some(v)) => {
+                    scopes.push(self.scope("Exception", "locals", vec![("(exception)".into(), v.clone())]))
+                }
+                _ => {}
+            }
+        }
+        if !self.state.globals.is_empty() {
+            let globals = pairs(&self.state.globals);
+            scopes.push(self.scope("Globals", "globals", globals));
+        }
+        Ok(scopes)
+    }
+
+    fn scope(&mut self, name: &'static str, hint: &'static str, vars: Vec<(String, String)>) -> ScopeView {
+        let count = vars.len();
+        self.handles.push(Handle::Scope(vars));
+        ScopeView { name, reference: self.handles.len() as i64, count, hint }
+    }
+
+    /// The children of a handle, `start`/`count` paging them.
+    pub fn variables(&mut self, reference: i64, start: usize, count: Option<usize>) -> Result<Vec<VariableView>, ViewError> {
+        let handle = usize::try_from(reference - 1)
+            .ok()
+            .and_then(|i| self.handles.get(i))
+            .ok_or(ViewError::UnknownReference(reference))?;
+        let items: Vec<(String, Repr, Option<String>)> = match handle {
+            Handle::Scope(vars) => vars.iter().map(|(k, v)| (k.clone(), Repr::parse(v), plain_name(k))).collect(),
+            Handle::Value { repr, path } => repr
+                .children()
+                .into_iter()
+                .map(|child| {
+                    let name_path = path.as_ref().and_then(|p| child_path(p, &child.access));
+                    (child.name, child.value, name_path)
+                })
+                .collect(),
+        };
+        let end = count.filter(|&c| c > 0).map_or(items.len(), |c| (start + c).min(items.len()));
+        let mut out = Vec::new();
+        for (index, (name, repr, path)) in items.into_iter().enumerate().take(end).skip(start) {
+            let reference = self.child_handle(reference, index, &repr, path.clone());
+            out.push(VariableView { name, type_name: type_name(&repr.text), value: repr.text, reference, evaluate_name: path });
+        }
+        Ok(out)
+    }
+
+    fn child_handle(&mut self, parent: i64, index: usize, repr: &Repr, path: Option<String>) -> i64 {
+        if !repr.is_expandable() {
+            return 0;
+        }
+        if let Some(&known) = self.children.get(&(parent, index)) {
+            return known;
+        }
+        self.handles.push(Handle::Value { repr: repr.clone(), path });
+        let reference = self.handles.len() as i64;
+        self.children.insert((parent, index), reference);
+        reference
+    }
+
+    /// Evaluate a name or a path like `p.x`, `xs[0]`, `d['k'][1]` over the innermost
+    /// frame (locals, then globals; `(return)` / `(exception)` for the value).
+    pub fn evaluate(&mut self, expression: &str) -> Result<VariableView, ViewError> {
+        let expression = expression.trim();
+        let (name, steps) = parse_path(expression).ok_or_else(|| {
+            ViewError::NotAvailable(format!(
+                "cannot evaluate {expression:?}: only names and attribute or subscript paths (a.b, a[0], a['k']) can be shown from a recorded state"
+            ))
+        })?;
+        let root = self
+            .state
+            .locals
+            .get(&name)
+            .or_else(|| self.state.globals.get(&name))
+            .or_else(|| match name.as_str() {
+                "(return)" | "(exception)" => self.state.value.as_ref(),
+                _ => None,
+            })
+            .ok_or_else(|| ViewError::NotAvailable(format!("{name} is not defined here")))?;
+        let mut repr = Repr::parse(root);
+        let mut walked = name.clone();
+        for step in &steps {
+            let child = repr
+                .children()
+                .into_iter()
+                .find(|c| matches_step(&c.access, step, &repr.kind))
+                .ok_or_else(|| ViewError::NotAvailable(format!("{walked} has no {}", show_step(step))))?;
+            walked.push_str(&show_step(step));
+            repr = child.value;
+        }
+        let reference = if repr.is_expandable() {
+            self.handles.push(Handle::Value { repr: repr.clone(), path: Some(expression.to_string()) });
+            self.handles.len() as i64
+        } else {
+            0
+        };
+        Ok(VariableView {
+            name: expression.to_string(),
+            type_name: type_name(&repr.text),
+            value: repr.text,
+            reference,
+            evaluate_name: Some(expression.to_string()),
+        })
+    }
+}
+
+fn pairs(vars: &neural_model::Vars) -> Vec<(String, String)> {
+    vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+fn plain_name(name: &str) -> Option<String> {
+    Some(name.to_string()).filter(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
+fn child_path(parent: &str, access: &Access) -> Option<String> {
+    match access {
+        Access::Index(i) => Some(format!("{parent}[{i}]")),
+        Access::Key(k) => Some(format!("{parent}[{k}]")),
+        Access::Field(f) => Some(format!("{parent}.{f}")),
+        Access::None => None,
+    }
+}
+
+#[derive(Debug, PartialEq)]
+enum PathStep {
+    Field(String),
+    /// The subscript's text, as written.
+    Subscript(String),
+}
+
+fn show_step(step: &PathStep) -> String {
+    match step {
+        PathStep::Field(f) => format!(".{f}"),
+        PathStep::Subscript(s) => format!("[{s}]"),
+    }
+}
+
+/// `name(.field | [literal])*`; `None` for anything else.
+fn parse_path(text: &str) -> Option<(String, Vec<PathStep>)> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    if text.starts_with('(') && text.ends_with(')') && !text[1..].contains('(') {
+        return Some((text.to_string(), Vec::new())); // (return), (exception)
+    }
+    let end = text.find(|c: char| !is_ident(c)).unwrap_or(text.len());
+    let (name, mut rest) = text.split_at(end);
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut steps = Vec::new();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(|c: char| !is_ident(c)).unwrap_or(after.len());
+            if end == 0 {
+                return None;
+            }
+            steps.push(PathStep::Field(after[..end].to_string()));
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let close = subscript_end(after)?;
+            let inside = after[..close].trim();
+            let literal = Repr::parse(inside);
+            if inside.is_empty() || type_name(&literal.text).is_none() || literal.kind != Kind::Atom {
+                return None; // only literal keys: no calls, names or slices
+            }
+            steps.push(PathStep::Subscript(inside.to_string()));
+            rest = &after[close + 1..];
+        } else {
+            return None;
+        }
+    }
+    Some((name.to_string(), steps))
+}
+
+/// Index of the `]` that closes a subscript, skipping quoted text.
+fn subscript_end(text: &str) -> Option<usize> {
+    let mut quote = None;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        match quote {
+            Some(q) if escaped => {
+                escaped = false;
+                let _ = q;
+            }
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == ']' => return Some(i),
+            None => {}
+        }
+    }
+    None
+}
+
+fn matches_step(access: &Access, step: &PathStep, kind: &Kind) -> bool {
+    match (access, step) {
+        (Access::Field(f), PathStep::Field(g)) => f == g,
+        (Access::Index(i), PathStep::Subscript(s)) => {
+            let len = match kind {
+                Kind::List(items) | Kind::Tuple(items) => items.len() as i64,
+                _ => return false,
+            };
+            match s.parse::<i64>() {
+                Ok(n) if n < 0 => n + len == *i as i64,
+                Ok(n) => n == *i as i64,
+                Err(_) => false,
+            }
+        }
+        (Access::Key(k), PathStep::Subscript(s)) => canonical(k) == canonical(s),
+        _ => false,
+    }
+}
+
+/// A literal's text with string quotes normalised, so `["a"]` finds the key `'a'`.
+fn canonical(text: &str) -> String {
+    let t = text.trim();
+    if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') && !t.contains('\'') {
+        return format!("'{}'", &t[1..t.len() - 1]);
+    }
+    t.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neural_model::Frame;
+
+    fn state() -> State {
+        State {
+            event: Event::Line,
+            line: 7,
+            source: "    return x".into(),
+            function: "inner".into(),
+            depth: 2,
+            stack: vec![Frame { function: "<module>".into(), line: 12 }, Frame { function: "outer".into(), line: 9 }],
+            locals: [
+                ("xs", "[1, [2, 3]]"),
+                ("d", "{'k': Point(x=1, y=2), 3: 'v'}"),
+                ("n", "4"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+            globals: [("G".to_string(), "(1, 2)".to_string())].into_iter().collect(),
+            value: None,
+            stdout: String::new(),
+        }
+    }
+
+    #[test]
+    fn frames_are_innermost_first() {
+        let view = View::new(state());
+        let names: Vec<(String, u32)> = view.frames().into_iter().map(|f| (f.name, f.line)).collect();
+        assert_eq!(names, vec![("inner".into(), 7), ("outer".into(), 9), ("<module>".into(), 12)]);
+    }
+
+    #[test]
+    fn variables_expand_and_page() {
+        let mut view = View::new(state());
+        let scopes = view.scopes(1).unwrap();
+        assert_eq!(scopes.iter().map(|s| s.name).collect::<Vec<_>>(), vec!["Locals", "Globals"]);
+        let locals = view.variables(scopes[0].reference, 0, None).unwrap();
+        assert_eq!(locals[0].type_name.as_deref(), Some("list"));
+        assert!(locals[0].reference > 0 && locals[2].reference == 0);
+        let items = view.variables(locals[0].reference, 1, Some(1)).unwrap();
+        assert_eq!(items.len(), 1);
+        assert_eq!((items[0].name.as_str(), items[0].value.as_str()), ("1", "[2, 3]"));
+        assert_eq!(items[0].evaluate_name.as_deref(), Some("xs[1]"));
+        let again = view.variables(locals[0].reference, 1, Some(1)).unwrap();
+        assert_eq!(again[0].reference, items[0].reference, "handles are reused");
+        assert_eq!(view.scopes(3).unwrap().len(), 1, "callers show globals only");
+        assert!(view.scopes(4).is_err());
+        assert!(view.variables(999, 0, None).is_err());
+    }
+
+    #[test]
+    fn evaluates_paths() {
+        let mut view = View::new(state());
+        assert_eq!(view.evaluate("xs[1][-1]").unwrap().value, "3");
+        assert_eq!(view.evaluate("d['k'].y").unwrap().value, "2");
+        assert_eq!(view.evaluate("d[\"k\"].x").unwrap().value, "1");
+        assert_eq!(view.evaluate("d[3]").unwrap().value, "'v'");
+        assert_eq!(view.evaluate("G").unwrap().type_name.as_deref(), Some("tuple"));
+        assert!(view.evaluate("d['k']").unwrap().reference > 0);
+        for bad in ["n + 1", "f(1)", "xs[n]", "zz", "xs[5]", "d['k'].z", ""] {
+            assert!(view.evaluate(bad).is_err(), "{bad}");
+        }
+    }
+}
