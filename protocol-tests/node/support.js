@@ -47,7 +47,11 @@ async function startClient() {
   // DebugClient ignores the adapter's exit; say so, or a crash reads as a hang.
   // eslint-disable-next-line no-underscore-dangle
   const child = dc._adapterProcess;
+  // A write after the adapter has gone (the disconnect in stopClient) must fail that
+  // request, not the whole run with an uncaught EPIPE.
+  child.stdin.on('error', () => {});
   child.once('exit', (code, signal) => {
+    dc.exited = true;
     if (!dc.stopping) {
       console.error(`neural-dap exited during the test (code ${code}, signal ${signal}); NEURAL_DAP_STDERR=1 shows its log`);
     }
@@ -114,7 +118,15 @@ async function topFrameVariables(dc, stack) {
 async function stopClient(dc) {
   if (dc) {
     dc.stopping = true;
-    await dc.stop();
+    if (dc.exited) {
+      dc.stopAdapter();
+    } else {
+      // DebugClient waits for the disconnect answer without a limit; don't hang on it.
+      let timer;
+      await Promise.race([dc.stop(), new Promise((resolve) => { timer = setTimeout(resolve, 3000); })]);
+      clearTimeout(timer);
+      dc.stopAdapter();
+    }
   }
 }
 
