@@ -127,6 +127,16 @@ describe(`neural-dap conformance (engine ${ENGINE})`, { timeout: TIMEOUT_MS * 10
     assert.equal((await topFrameVariables(dc, back)).k, '0');
   });
 
+  it('launch with `call` debugs that call: entry in the function, arguments bound, then the end', async () => {
+    const entry = await launchAndStop(dc, launchArgs(CALLS, { call: 'add(2, 5)' }), { reason: 'entry', line: 1 });
+    assert.deepEqual(entry.body.stackFrames.map((f) => f.name), ['add']);
+    const args = await topFrameVariables(dc, entry);
+    assert.equal(args.a, '2');
+    assert.equal(args.b, '5');
+    const [, exited] = await Promise.all([dc.continueRequest(THREAD), dc.waitForEvent('exited'), dc.waitForEvent('terminated')]);
+    assert.equal(exited.body.exitCode, 0);
+  });
+
   it('an unknown request is rejected and the session goes on', async () => {
     await launchAndStop(dc, launchArgs(CALLS, { stopOnEntry: false }), {
       breakpoints: { [CALLS]: [7] }, reason: 'breakpoint', line: 7,
