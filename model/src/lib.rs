@@ -6,6 +6,7 @@
 //! writes).
 
 pub mod action;
+pub mod data;
 pub mod language;
 pub mod state;
 pub mod tracer;
