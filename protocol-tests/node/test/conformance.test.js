@@ -34,6 +34,13 @@ describe(`neural-dap conformance (engine ${ENGINE})`, { timeout: TIMEOUT_MS * 10
     await launchAndStop(dc, launchArgs(CALLS), { reason: 'entry', line: 1 });
   });
 
+  it('the first next after the entry moves to the next statement', async () => {
+    // Line 1 is `def add`: the next statement is `def twice` on line 6. A step that
+    // stays on line 1 looks to the user like a step that did nothing.
+    await launchAndStop(dc, launchArgs(CALLS), { reason: 'entry', line: 1 });
+    await stepAndAssert(dc, dc.nextRequest(THREAD), 'step', { path: CALLS, line: 6 });
+  });
+
   it('hitBreakpoint: a breakpoint inside a function is hit', async () => {
     await dc.hitBreakpoint(launchArgs(CALLS, { stopOnEntry: false }), { path: CALLS, line: 7 });
   });
