@@ -7,7 +7,7 @@
 //! import anything outside the standard library. What still fails (a call that names a
 //! variable set up by earlier doctest lines, say) fails when traced, and is counted there.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,7 +24,7 @@ pub struct CorpusProgram {
 }
 
 /// What a scan found and skipped, per reason.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CorpusStats {
     pub files: usize,
     pub files_with_calls: usize,
