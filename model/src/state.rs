@@ -8,7 +8,7 @@ use std::fmt;
 pub type Vars = IndexMap<String, String>;
 
 /// What happened at a state, as `sys.settrace` reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Event {
     /// A function was entered; its arguments are bound.

@@ -11,8 +11,9 @@ Choices (mirrored in the Rust docs):
   holds them (as comprehensions do since Python 3.12); functions they call are traced.
 - A frame left by an exception ends with its `exception` event: Python's `return`
   event that follows it (always with value None) is not written.
-- Locals and globals leave out dunder names, modules, functions and classes: those
-  are definitions, which the source already shows.
+- Locals and globals leave out dunder names, modules, and functions and classes held
+  under their own name (what `def` and `class` bind): the source already shows those.
+  A function held under another name (`add2 = make_adder(2)`) is data and is shown.
 """
 
 import io
@@ -39,9 +40,13 @@ INLINE_CODE = {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"}
 EVENTS = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1 << 16)
 
 
+EMIT_LOCK = threading.Lock()
+
+
 def emit(record):
-    EVENTS.write(json.dumps(record, ensure_ascii=False))
-    EVENTS.write("\n")
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    with EMIT_LOCK:
+        EVENTS.write(line)
 
 
 class Captured(io.TextIOBase):
@@ -206,11 +211,18 @@ def stable_repr(value):
     return out.text()
 
 
+def is_definition(name, value):
+    """Names bound by def, class or import: the source already shows them."""
+    if isinstance(value, types.ModuleType):
+        return True
+    return isinstance(value, HIDDEN_TYPES) and getattr(value, "__name__", None) == name
+
+
 def shown(names):
     return {
         k: stable_repr(v)
         for k, v in names.items()
-        if not (k.startswith("__") and k.endswith("__")) and not isinstance(v, HIDDEN_TYPES)
+        if not (k.startswith("__") and k.endswith("__")) and not is_definition(k, v)
     }
 
 
@@ -249,7 +261,7 @@ class Tracer:
             raise Budget(self.over)
         record = {
             "event": event,
-            "line": frame.f_lineno,
+            "line": frame.f_lineno or frame.f_code.co_firstlineno or 1,
             "function": frame.f_code.co_name,
             "depth": self.depth[id(frame)],
             "locals": shown(frame.f_locals),
@@ -337,6 +349,7 @@ def run():
                 exec(code, module.__dict__)
             else:
                 exec(code, module.__dict__)  # definitions run untraced
+                captured.take()  # and what they print is not part of the call
                 tracer.module_globals = module.__dict__
                 sys.settrace(tracer.global_trace)
                 eval(call_code, module.__dict__)
@@ -366,7 +379,16 @@ def run():
     threading.stack_size(512 * 1024 * 1024)
     worker = threading.Thread(target=body, daemon=True)
     worker.start()
-    worker.join()
+    # The tracer's clock only ticks at events; this one also ends a program that waits
+    # where no event fires (a long sleep). A loop holding the GIL in C code is left to
+    # the Rust side, which kills the process.
+    worker.join(MAX_SECONDS + 0.5)
+    if worker.is_alive():
+        with EMIT_LOCK:  # held until exit: the worker writes nothing more
+            record = {"event": "exit", "kind": "never", "reason": "ran longer than %g seconds" % MAX_SECONDS}
+            EVENTS.write(json.dumps(record) + "\n")
+            EVENTS.flush()
+            os._exit(0)
     exit_record = {"event": "exit"}
     exit_record.update(outcome.get("exit", {"kind": "error", "type": "InternalError", "message": "the tracer stopped"}))
     text = captured.take()

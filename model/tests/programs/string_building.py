@@ -1,0 +1,5 @@
+def join(parts):
+    s = ""
+    for p in parts:
+        s += p.upper()
+    return s
