@@ -70,7 +70,10 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             if let Some((name, value)) = text.split_once(':') {
                 if name.trim().eq_ignore_ascii_case("content-length") {
                     length = Some(
-                        value.trim().parse::<usize>().map_err(|_| format!("Content-Length {:?}", value.trim())),
+                        value
+                            .trim()
+                            .parse::<usize>()
+                            .map_err(|_| format!("Content-Length {:?}", value.trim())),
                     );
                 }
             }
@@ -79,14 +82,18 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             None => return Err(FrameError::BadHeader("no Content-Length".into())),
             Some(Err(why)) => return Err(FrameError::BadHeader(why)),
             Some(Ok(n)) if n > MAX_BODY => {
-                return Err(FrameError::BadHeader(format!("Content-Length {n} is over {MAX_BODY}")))
+                return Err(FrameError::BadHeader(format!(
+                    "Content-Length {n} is over {MAX_BODY}"
+                )))
             }
             Some(Ok(n)) => n,
         };
         let mut body = vec![0u8; length];
         if let Err(e) = self.reader.read_exact(&mut body).await {
             return if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Err(FrameError::Truncated(format!("expected {length} bytes of body")))
+                Err(FrameError::Truncated(format!(
+                    "expected {length} bytes of body"
+                )))
             } else {
                 Err(e.into())
             };
@@ -111,7 +118,10 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// Write one message with its header and flush.
-pub async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, message: &Value) -> std::io::Result<()> {
+pub async fn write_frame<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    message: &Value,
+) -> std::io::Result<()> {
     let body = serde_json::to_vec(message).expect("a JSON value always serialises");
     let header = format!("Content-Length: {}\r\n\r\n", body.len());
     writer.write_all(header.as_bytes()).await?;
@@ -146,10 +156,20 @@ mod tests {
     #[tokio::test]
     async fn round_trips_messages() {
         let mut bytes = Vec::new();
-        write_frame(&mut bytes, &json!({"seq": 1, "type": "request"})).await.unwrap();
-        write_frame(&mut bytes, &json!({"text": "é\r\n"})).await.unwrap();
+        write_frame(&mut bytes, &json!({"seq": 1, "type": "request"}))
+            .await
+            .unwrap();
+        write_frame(&mut bytes, &json!({"text": "é\r\n"}))
+            .await
+            .unwrap();
         let got = read_all(&bytes).await;
-        assert_eq!(got, vec![Ok(json!({"seq": 1, "type": "request"})), Ok(json!({"text": "é\r\n"}))]);
+        assert_eq!(
+            got,
+            vec![
+                Ok(json!({"seq": 1, "type": "request"})),
+                Ok(json!({"text": "é\r\n"}))
+            ]
+        );
     }
 
     #[tokio::test]
@@ -157,7 +177,10 @@ mod tests {
         let bytes = b"Content-Length: abc\r\n\r\nContent-Length: 5\r\n\r\nnope!Content-Length: 2\r\n\r\n[]Content-Length: 2\r\n\r\n{}";
         let got = read_all(bytes).await;
         assert_eq!(got.len(), 4);
-        assert!(got[0].as_ref().unwrap_err().contains("Content-Length \"abc\""));
+        assert!(got[0]
+            .as_ref()
+            .unwrap_err()
+            .contains("Content-Length \"abc\""));
         assert!(got[1].as_ref().unwrap_err().contains("not a JSON object"));
         assert!(got[2].as_ref().unwrap_err().contains("an array"));
         assert_eq!(got[3], Ok(json!({})));

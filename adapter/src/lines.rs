@@ -15,14 +15,25 @@ pub fn executable_lines(source: &str) -> Vec<u32> {
         let starts_statement = depth == 0 && in_triple.is_none() && !continued;
         if starts_statement && !trimmed.is_empty() && !trimmed.starts_with('#') {
             let header_only = ["else:", "finally:"].iter().any(|h| trimmed.starts_with(h))
-                && trimmed.split('#').next().unwrap_or("").trim().ends_with(':')
+                && trimmed
+                    .split('#')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .ends_with(':')
                 && trimmed.split('#').next().unwrap_or("").trim().len() <= "finally:".len();
-            let docstring = after_header && (trimmed.starts_with("\"\"\"") || trimmed.starts_with("'''") || trimmed.starts_with('"') || trimmed.starts_with('\''));
+            let docstring = after_header
+                && (trimmed.starts_with("\"\"\"")
+                    || trimmed.starts_with("'''")
+                    || trimmed.starts_with('"')
+                    || trimmed.starts_with('\''));
             if !header_only && !docstring {
                 out.push(index as u32 + 1);
             }
             let code = trimmed.split('#').next().unwrap_or("");
-            after_header = (code.starts_with("def ") || code.starts_with("async def ") || code.starts_with("class "))
+            after_header = (code.starts_with("def ")
+                || code.starts_with("async def ")
+                || code.starts_with("class "))
                 && code.trim_end().ends_with(':');
         }
         scan(line, &mut depth, &mut in_triple);
@@ -48,7 +59,11 @@ fn scan(line: &str, depth: &mut i32, in_triple: &mut Option<&'static str>) {
         }
         let rest = &line[i..];
         if rest.starts_with("\"\"\"") || rest.starts_with("'''") {
-            *in_triple = Some(if rest.starts_with('"') { "\"\"\"" } else { "'''" });
+            *in_triple = Some(if rest.starts_with('"') {
+                "\"\"\""
+            } else {
+                "'''"
+            });
             i += 3;
             continue;
         }
@@ -82,7 +97,10 @@ mod tests {
     fn matches_cpython_line_table_on_a_sample() {
         // Expected lines are those CPython 3.11's co_lines() reports for this program.
         let source = "\"\"\"doc\"\"\"\nimport sys\n\ndef f(x):\n    \"\"\"doc\"\"\"\n    try:\n        y = x + 1\n    except ValueError:\n        pass\n    else:\n        y = 2\n    finally:\n        z = 3\n    total = (1 +\n             2)\n    s = '''a\n    b'''\n    return y  # done\n";
-        assert_eq!(executable_lines(source), vec![1, 2, 4, 6, 7, 8, 9, 11, 13, 14, 16, 18]);
+        assert_eq!(
+            executable_lines(source),
+            vec![1, 2, 4, 6, 7, 8, 9, 11, 13, 14, 16, 18]
+        );
     }
 
     #[test]

@@ -22,18 +22,30 @@ struct Args {
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&args.log_level));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&args.log_level));
     // Logs never go to stdout: in stdio mode stdout carries the protocol.
     let logging = match &args.log {
-        Some(path) => match std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        Some(path) => match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
             Ok(file) => {
-                tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
+                tracing_subscriber::fmt()
+                    .with_env_filter(filter)
+                    .with_ansi(false)
+                    .with_writer(std::sync::Mutex::new(file))
+                    .init();
                 Ok(())
             }
             Err(e) => Err(format!("cannot open log file {}: {e}", path.display())),
         },
         None => {
-            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+            tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .init();
             Ok(())
         }
     };

@@ -21,10 +21,19 @@ impl Request {
     pub fn parse(message: &Value) -> Result<Request, String> {
         let kind = message.get("type").and_then(Value::as_str);
         if kind != Some("request") {
-            return Err(format!("expected a message of type \"request\", got {:?}", kind.unwrap_or("none")));
+            return Err(format!(
+                "expected a message of type \"request\", got {:?}",
+                kind.unwrap_or("none")
+            ));
         }
-        let seq = message.get("seq").and_then(Value::as_i64).ok_or("the request has no integer seq")?;
-        let command = message.get("command").and_then(Value::as_str).ok_or("the request has no command")?;
+        let seq = message
+            .get("seq")
+            .and_then(Value::as_i64)
+            .ok_or("the request has no integer seq")?;
+        let command = message
+            .get("command")
+            .and_then(Value::as_str)
+            .ok_or("the request has no command")?;
         Ok(Request {
             seq,
             command: command.to_string(),
@@ -34,7 +43,11 @@ impl Request {
 
     /// The arguments as `T` (missing arguments read as `{}`).
     pub fn args<T: DeserializeOwned>(&self) -> Result<T, String> {
-        let args = if self.arguments.is_null() { json!({}) } else { self.arguments.clone() };
+        let args = if self.arguments.is_null() {
+            json!({})
+        } else {
+            self.arguments.clone()
+        };
         serde_json::from_value(args).map_err(|e| format!("bad arguments for {}: {e}", self.command))
     }
 }
@@ -90,7 +103,10 @@ impl Outbox {
     /// An `output` event (`stdout`, `stderr` or `console`); nothing for empty text.
     pub fn output(&self, category: &str, text: &str) {
         if !text.is_empty() {
-            self.event("output", Some(json!({ "category": category, "output": text })));
+            self.event(
+                "output",
+                Some(json!({ "category": category, "output": text })),
+            );
         }
     }
 }
@@ -101,10 +117,19 @@ mod tests {
 
     #[test]
     fn parses_requests_and_says_what_is_wrong() {
-        let ok = Request::parse(&json!({"seq": 3, "type": "request", "command": "next", "arguments": {"threadId": 1}})).unwrap();
+        let ok = Request::parse(
+            &json!({"seq": 3, "type": "request", "command": "next", "arguments": {"threadId": 1}}),
+        )
+        .unwrap();
         assert_eq!((ok.seq, ok.command.as_str()), (3, "next"));
-        assert!(Request::parse(&json!({"seq": 1, "type": "event"})).unwrap_err().contains("\"event\""));
-        assert!(Request::parse(&json!({"type": "request", "command": "x"})).unwrap_err().contains("seq"));
-        assert!(Request::parse(&json!({"seq": 1, "type": "request"})).unwrap_err().contains("command"));
+        assert!(Request::parse(&json!({"seq": 1, "type": "event"}))
+            .unwrap_err()
+            .contains("\"event\""));
+        assert!(Request::parse(&json!({"type": "request", "command": "x"}))
+            .unwrap_err()
+            .contains("seq"));
+        assert!(Request::parse(&json!({"seq": 1, "type": "request"}))
+            .unwrap_err()
+            .contains("command"));
     }
 }

@@ -47,10 +47,17 @@ pub struct Child {
 impl Repr {
     /// Parse `text` (never fails: what cannot be read is an atom).
     pub fn parse(text: &str) -> Repr {
-        let mut parser = Parser { s: text.as_bytes(), text, i: 0 };
+        let mut parser = Parser {
+            s: text.as_bytes(),
+            text,
+            i: 0,
+        };
         match parser.value() {
             Some(repr) if parser.rest_is_blank() => repr,
-            _ => Repr { text: text.to_string(), kind: Kind::Atom },
+            _ => Repr {
+                text: text.to_string(),
+                kind: Kind::Atom,
+            },
         }
     }
 
@@ -60,7 +67,11 @@ impl Repr {
             items
                 .iter()
                 .enumerate()
-                .map(|(i, v)| Child { name: i.to_string(), access: access(i), value: v.clone() })
+                .map(|(i, v)| Child {
+                    name: i.to_string(),
+                    access: access(i),
+                    value: v.clone(),
+                })
                 .collect()
         };
         match &self.kind {
@@ -69,11 +80,19 @@ impl Repr {
             Kind::Set(items) => indexed(items, |_| Access::None),
             Kind::Dict(entries) => entries
                 .iter()
-                .map(|(k, v)| Child { name: k.text.clone(), access: Access::Key(k.text.clone()), value: v.clone() })
+                .map(|(k, v)| Child {
+                    name: k.text.clone(),
+                    access: Access::Key(k.text.clone()),
+                    value: v.clone(),
+                })
                 .collect(),
             Kind::Object(fields) => fields
                 .iter()
-                .map(|(k, v)| Child { name: k.clone(), access: Access::Field(k.clone()), value: v.clone() })
+                .map(|(k, v)| Child {
+                    name: k.clone(),
+                    access: Access::Field(k.clone()),
+                    value: v.clone(),
+                })
                 .collect(),
         }
     }
@@ -121,7 +140,10 @@ pub fn type_name(text: &str) -> Option<String> {
         _ => {
             let head = t.split('(').next()?;
             let head = head.rsplit('.').next()?;
-            if t.contains('(') && !head.is_empty() && head.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            if t.contains('(')
+                && !head.is_empty()
+                && head.chars().all(|c| c.is_alphanumeric() || c == '_')
+            {
                 return Some(head.to_string());
             }
             return None;
@@ -168,7 +190,10 @@ impl Parser<'_> {
     }
 
     fn repr(&self, start: usize, kind: Kind) -> Repr {
-        Repr { text: self.text[start..self.i].trim().to_string(), kind }
+        Repr {
+            text: self.text[start..self.i].trim().to_string(),
+            kind,
+        }
     }
 
     fn value(&mut self) -> Option<Repr> {
@@ -324,7 +349,11 @@ impl Parser<'_> {
         let mut keyword_only = true;
         loop {
             if self.eat(b')') {
-                let kind = if keyword_only && !fields.is_empty() { Kind::Object(fields) } else { Kind::Atom };
+                let kind = if keyword_only && !fields.is_empty() {
+                    Kind::Object(fields)
+                } else {
+                    Kind::Atom
+                };
                 return Some(self.repr(start, kind));
             }
             if !fields.is_empty() && !self.eat(b',') {
@@ -352,27 +381,56 @@ mod tests {
     use super::*;
 
     fn names(text: &str) -> Vec<(String, String)> {
-        Repr::parse(text).children().into_iter().map(|c| (c.name, c.value.text)).collect()
+        Repr::parse(text)
+            .children()
+            .into_iter()
+            .map(|c| (c.name, c.value.text))
+            .collect()
     }
 
     fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
-        items.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+        items
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
     }
 
     #[test]
     fn containers_expand_into_children() {
-        assert_eq!(names("[1, 'a, b', [2, 3]]"), pairs(&[("0", "1"), ("1", "'a, b'"), ("2", "[2, 3]")]));
+        assert_eq!(
+            names("[1, 'a, b', [2, 3]]"),
+            pairs(&[("0", "1"), ("1", "'a, b'"), ("2", "[2, 3]")])
+        );
         assert_eq!(names("(1,)"), pairs(&[("0", "1")]));
-        assert_eq!(names("{'k': (1, 2), 3: None}"), pairs(&[("'k'", "(1, 2)"), ("3", "None")]));
+        assert_eq!(
+            names("{'k': (1, 2), 3: None}"),
+            pairs(&[("'k'", "(1, 2)"), ("3", "None")])
+        );
         assert_eq!(names("{1, 2}"), pairs(&[("0", "1"), ("1", "2")]));
         assert_eq!(names("frozenset({'x'})"), pairs(&[("0", "'x'")]));
-        assert_eq!(names("Point(x=1, y=[2])"), pairs(&[("x", "1"), ("y", "[2]")]));
-        assert_eq!(names("Node(val=1, next=Node(val=2, next=None))")[1].1, "Node(val=2, next=None)");
+        assert_eq!(
+            names("Point(x=1, y=[2])"),
+            pairs(&[("x", "1"), ("y", "[2]")])
+        );
+        assert_eq!(
+            names("Node(val=1, next=Node(val=2, next=None))")[1].1,
+            "Node(val=2, next=None)"
+        );
     }
 
     #[test]
     fn atoms_do_not_expand() {
-        for text in ["1", "'[1, 2]'", "ValueError('bad')", "<function f>", "(1+2j)", "[]", "{}", "set()", "'it\\'s'"] {
+        for text in [
+            "1",
+            "'[1, 2]'",
+            "ValueError('bad')",
+            "<function f>",
+            "(1+2j)",
+            "[]",
+            "{}",
+            "set()",
+            "'it\\'s'",
+        ] {
             assert!(Repr::parse(text).children().is_empty(), "{text}");
         }
     }

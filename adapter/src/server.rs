@@ -90,15 +90,24 @@ fn note_cancel(message: &Value, cancels: &Cancels) {
         && message.get("command").and_then(Value::as_str) == Some("cancel")
     {
         let args = message.get("arguments");
-        let request_id = args.and_then(|a| a.get("requestId")).and_then(Value::as_i64);
-        let progress_id = args.and_then(|a| a.get("progressId")).and_then(Value::as_str).map(str::to_string);
+        let request_id = args
+            .and_then(|a| a.get("requestId"))
+            .and_then(Value::as_i64);
+        let progress_id = args
+            .and_then(|a| a.get("progressId"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
         cancels.cancel(request_id, progress_id);
     }
 }
 
 /// Serve over stdin/stdout.
 pub async fn serve_stdio() {
-    serve(tokio::io::BufReader::new(tokio::io::stdin()), tokio::io::stdout()).await;
+    serve(
+        tokio::io::BufReader::new(tokio::io::stdin()),
+        tokio::io::stdout(),
+    )
+    .await;
 }
 
 /// Accept connections on 127.0.0.1:`port` forever, one session each. The bound

@@ -65,7 +65,11 @@ pub enum StopReason {
 pub enum Move {
     /// Stopped at `stop`; `stdout` is what the program printed on the way (empty when
     /// the stop was shown before: its output was already given).
-    Stopped { stop: StopId, reason: StopReason, stdout: String },
+    Stopped {
+        stop: StopId,
+        reason: StopReason,
+        stdout: String,
+    },
     /// The program ended.
     Exited { exit: Exit, stdout: String },
 }
@@ -105,7 +109,11 @@ impl Session {
             current: 0,
             ended: None,
         };
-        session.record(Stop { position: entry, probability: None, confidence: None });
+        session.record(Stop {
+            position: entry,
+            probability: None,
+            confidence: None,
+        });
         Ok(session)
     }
 
@@ -155,12 +163,39 @@ impl Session {
             return Err(SessionError::Ended(exit.clone()));
         }
         match step {
-            Step::Into => self.act(&Action::StepInto, StopReason::Step, ExceptionStops::default()),
-            Step::Over => self.act(&Action::StepOver, StopReason::Step, ExceptionStops::default()),
-            Step::Out => match self.act(&Action::StepReturn, StopReason::Step, ExceptionStops::default())? {
-                Move::Stopped { stdout, .. } => match self.act(&Action::StepOver, StopReason::Step, ExceptionStops::default())? {
-                    Move::Stopped { stop, reason, stdout: more } => Ok(Move::Stopped { stop, reason, stdout: stdout + &more }),
-                    Move::Exited { exit, stdout: more } => Ok(Move::Exited { exit, stdout: stdout + &more }),
+            Step::Into => self.act(
+                &Action::StepInto,
+                StopReason::Step,
+                ExceptionStops::default(),
+            ),
+            Step::Over => self.act(
+                &Action::StepOver,
+                StopReason::Step,
+                ExceptionStops::default(),
+            ),
+            Step::Out => match self.act(
+                &Action::StepReturn,
+                StopReason::Step,
+                ExceptionStops::default(),
+            )? {
+                Move::Stopped { stdout, .. } => match self.act(
+                    &Action::StepOver,
+                    StopReason::Step,
+                    ExceptionStops::default(),
+                )? {
+                    Move::Stopped {
+                        stop,
+                        reason,
+                        stdout: more,
+                    } => Ok(Move::Stopped {
+                        stop,
+                        reason,
+                        stdout: stdout + &more,
+                    }),
+                    Move::Exited { exit, stdout: more } => Ok(Move::Exited {
+                        exit,
+                        stdout: stdout + &more,
+                    }),
                 },
                 exited => Ok(exited),
             },
@@ -178,11 +213,19 @@ impl Session {
                 }
                 Ok(moved)
             }
-            Step::Back => self.act(&Action::InvStepOver, StopReason::Step, ExceptionStops::default()),
+            Step::Back => self.act(
+                &Action::InvStepOver,
+                StopReason::Step,
+                ExceptionStops::default(),
+            ),
             Step::ReverseContinue => {
                 if self.breakpoints.is_empty() {
                     self.current = 0;
-                    return Ok(Move::Stopped { stop: 0, reason: StopReason::Entry, stdout: String::new() });
+                    return Ok(Move::Stopped {
+                        stop: 0,
+                        reason: StopReason::Entry,
+                        stdout: String::new(),
+                    });
                 }
                 let action = Action::InvBreakpoint(self.breakpoints.clone());
                 self.act(&action, StopReason::Breakpoint, ExceptionStops::default())
@@ -192,7 +235,12 @@ impl Session {
 
     /// Take one MDP action from the current stop (blocking). `reason` is reported for a
     /// state reached; an inverse action that finds nothing earlier reports `Entry`.
-    pub fn act(&mut self, action: &Action, reason: StopReason, stops: ExceptionStops) -> Result<Move, SessionError> {
+    pub fn act(
+        &mut self,
+        action: &Action,
+        reason: StopReason,
+        stops: ExceptionStops,
+    ) -> Result<Move, SessionError> {
         if let Some(exit) = &self.ended {
             return Err(SessionError::Ended(exit.clone()));
         }
@@ -200,12 +248,27 @@ impl Session {
         if !stops.any() {
             if let Some(&to) = self.moves.get(&(from, action.clone())) {
                 self.current = to;
-                let reason = if to == 0 && action.is_inverse() { StopReason::Entry } else { reason };
-                return Ok(Move::Stopped { stop: to, reason, stdout: String::new() });
+                let reason = if to == 0 && action.is_inverse() {
+                    StopReason::Entry
+                } else {
+                    reason
+                };
+                return Ok(Move::Stopped {
+                    stop: to,
+                    reason,
+                    stdout: String::new(),
+                });
             }
         }
-        let prediction = self.engine.predict_stopping(&self.history[from].position, action, stops)?;
-        let Prediction { outcome, key, probability, confidence } = prediction;
+        let prediction =
+            self.engine
+                .predict_stopping(&self.history[from].position, action, stops)?;
+        let Prediction {
+            outcome,
+            key,
+            probability,
+            confidence,
+        } = prediction;
         let (state, reason) = match outcome {
             Outcome::Exit { exit, stdout } => {
                 self.ended = Some(exit.clone());
@@ -218,14 +281,25 @@ impl Session {
             Some(&known) => (known, String::new()),
             None => {
                 let stdout = state.stdout.clone();
-                (self.record(Stop { position: Position { state, key }, probability, confidence }), stdout)
+                (
+                    self.record(Stop {
+                        position: Position { state, key },
+                        probability,
+                        confidence,
+                    }),
+                    stdout,
+                )
             }
         };
         if !stops.any() {
             self.remember(from, action, to);
         }
         self.current = to;
-        Ok(Move::Stopped { stop: to, reason, stdout })
+        Ok(Move::Stopped {
+            stop: to,
+            reason,
+            stdout,
+        })
     }
 
     /// Set a variable of the current frame (the engine decides whether it can).
@@ -234,11 +308,16 @@ impl Session {
             return Err(SessionError::Ended(exit.clone()));
         }
         let position = self.engine.edit(&self.current().position, name, value)?;
-        let stop = Stop { position, probability: None, confidence: None };
+        let stop = Stop {
+            position,
+            probability: None,
+            confidence: None,
+        };
         // An edited state is a new position: old moves from here no longer hold.
         self.history.push(stop);
         self.current = self.history.len() - 1;
-        self.by_key.insert(self.history[self.current].position.key, self.current);
+        self.by_key
+            .insert(self.history[self.current].position.key, self.current);
         Ok(self.current())
     }
 
@@ -258,7 +337,8 @@ impl Session {
         match action {
             Action::StepInto => {
                 self.moves.insert((to, Action::InvStepInto), from);
-                let into_call = b.event == Event::Call && b.depth == a.depth + 1 && a.event == Event::Line;
+                let into_call =
+                    b.event == Event::Call && b.depth == a.depth + 1 && a.event == Event::Line;
                 if same_level || into_call {
                     self.moves.insert((to, Action::InvStepOver), from);
                 }
@@ -291,7 +371,11 @@ mod tests {
             event,
             line,
             source: String::new(),
-            function: if depth == 0 { "<module>".into() } else { "f".into() },
+            function: if depth == 0 {
+                "<module>".into()
+            } else {
+                "f".into()
+            },
             depth,
             stack: Vec::new(),
             locals: [("x".to_string(), x.to_string())].into_iter().collect(),
@@ -312,14 +396,25 @@ mod tests {
             state(Event::Line, 3, 0, "2"),
         ];
         let tree = StateTree::new(states, Exit::Normal, String::new());
-        let program = Program { path: "p.py".into(), source: String::new(), call: None };
-        let trace = Trace { program: program.clone(), tree, stderr: String::new() };
+        let program = Program {
+            path: "p.py".into(),
+            source: String::new(),
+            call: None,
+        };
+        let trace = Trace {
+            program: program.clone(),
+            tree,
+            stderr: String::new(),
+        };
         let _ = Limits::default();
         Session::new(Arc::new(TraceEngine::from_trace(trace)), program).unwrap()
     }
 
     fn line(session: &Session) -> (Event, u32) {
-        (session.current().state().event, session.current().state().line)
+        (
+            session.current().state().event,
+            session.current().state().line,
+        )
     }
 
     #[test]
@@ -348,9 +443,21 @@ mod tests {
         let mut s = session();
         s.set_breakpoints([6].into_iter().collect());
         let moved = s.step(Step::Continue).unwrap();
-        assert!(matches!(moved, Move::Stopped { reason: StopReason::Breakpoint, .. }));
+        assert!(matches!(
+            moved,
+            Move::Stopped {
+                reason: StopReason::Breakpoint,
+                ..
+            }
+        ));
         assert_eq!(line(&s), (Event::Line, 6));
-        assert!(matches!(s.step(Step::Continue).unwrap(), Move::Exited { exit: Exit::Normal, .. }));
+        assert!(matches!(
+            s.step(Step::Continue).unwrap(),
+            Move::Exited {
+                exit: Exit::Normal,
+                ..
+            }
+        ));
         assert!(matches!(s.step(Step::Into), Err(SessionError::Ended(_))));
     }
 
@@ -360,7 +467,14 @@ mod tests {
         s.step(Step::Over).unwrap();
         s.step(Step::Over).unwrap();
         let moved = s.step(Step::ReverseContinue).unwrap();
-        assert_eq!(moved, Move::Stopped { stop: 0, reason: StopReason::Entry, stdout: String::new() });
+        assert_eq!(
+            moved,
+            Move::Stopped {
+                stop: 0,
+                reason: StopReason::Entry,
+                stdout: String::new()
+            }
+        );
     }
 
     #[test]

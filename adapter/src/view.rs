@@ -70,7 +70,11 @@ pub struct View {
 
 impl View {
     pub fn new(state: State) -> Self {
-        View { state, handles: Vec::new(), children: HashMap::new() }
+        View {
+            state,
+            handles: Vec::new(),
+            children: HashMap::new(),
+        }
     }
 
     pub fn state(&self) -> &State {
@@ -78,12 +82,23 @@ impl View {
     }
 
     pub fn frames(&self) -> Vec<FrameView> {
-        let innermost = FrameView { id: 1, name: self.state.function.clone(), line: self.state.line };
-        let callers = self.state.stack.iter().rev().enumerate().map(|(i, frame)| FrameView {
-            id: i as i64 + 2,
-            name: frame.function.clone(),
-            line: frame.line,
-        });
+        // The module's `call` state has line 0; DAP lines start at 1.
+        let innermost = FrameView {
+            id: 1,
+            name: self.state.function.clone(),
+            line: self.state.line.max(1),
+        };
+        let callers = self
+            .state
+            .stack
+            .iter()
+            .rev()
+            .enumerate()
+            .map(|(i, frame)| FrameView {
+                id: i as i64 + 2,
+                name: frame.function.clone(),
+                line: frame.line.max(1),
+            });
         std::iter::once(innermost).chain(callers).collect()
     }
 
@@ -98,12 +113,16 @@ impl View {
             let locals = pairs(&self.state.locals);
             scopes.push(self.scope("Locals", "locals", locals));
             match (self.state.event, &self.state.value) {
-                (Event::Return, Some(v)) => {
-                    scopes.push(self.scope("Return value", "returnValue", vec![("(return)".into(), v.clone())]))
-                }
-                (Event::Exception, Some(v)) => {
-                    scopes.push(self.scope("Exception", "locals", vec![("(exception)".into(), v.clone())]))
-                }
+                (Event::Return, Some(v)) => scopes.push(self.scope(
+                    "Return value",
+                    "returnValue",
+                    vec![("(return)".into(), v.clone())],
+                )),
+                (Event::Exception, Some(v)) => scopes.push(self.scope(
+                    "Exception",
+                    "locals",
+                    vec![("(exception)".into(), v.clone())],
+                )),
                 _ => {}
             }
         }
@@ -114,20 +133,38 @@ impl View {
         Ok(scopes)
     }
 
-    fn scope(&mut self, name: &'static str, hint: &'static str, vars: Vec<(String, String)>) -> ScopeView {
+    fn scope(
+        &mut self,
+        name: &'static str,
+        hint: &'static str,
+        vars: Vec<(String, String)>,
+    ) -> ScopeView {
         let count = vars.len();
         self.handles.push(Handle::Scope(vars));
-        ScopeView { name, reference: self.handles.len() as i64, count, hint }
+        ScopeView {
+            name,
+            reference: self.handles.len() as i64,
+            count,
+            hint,
+        }
     }
 
     /// The children of a handle, `start`/`count` paging them.
-    pub fn variables(&mut self, reference: i64, start: usize, count: Option<usize>) -> Result<Vec<VariableView>, ViewError> {
+    pub fn variables(
+        &mut self,
+        reference: i64,
+        start: usize,
+        count: Option<usize>,
+    ) -> Result<Vec<VariableView>, ViewError> {
         let handle = usize::try_from(reference - 1)
             .ok()
             .and_then(|i| self.handles.get(i))
             .ok_or(ViewError::UnknownReference(reference))?;
         let items: Vec<(String, Repr, Option<String>)> = match handle {
-            Handle::Scope(vars) => vars.iter().map(|(k, v)| (k.clone(), Repr::parse(v), plain_name(k))).collect(),
+            Handle::Scope(vars) => vars
+                .iter()
+                .map(|(k, v)| (k.clone(), Repr::parse(v), plain_name(k)))
+                .collect(),
             Handle::Value { repr, path } => repr
                 .children()
                 .into_iter()
@@ -137,23 +174,40 @@ impl View {
                 })
                 .collect(),
         };
-        let end = count.filter(|&c| c > 0).map_or(items.len(), |c| (start + c).min(items.len()));
+        let end = count
+            .filter(|&c| c > 0)
+            .map_or(items.len(), |c| (start + c).min(items.len()));
         let mut out = Vec::new();
         for (index, (name, repr, path)) in items.into_iter().enumerate().take(end).skip(start) {
             let reference = self.child_handle(reference, index, &repr, path.clone());
-            out.push(VariableView { name, type_name: type_name(&repr.text), value: repr.text, reference, evaluate_name: path });
+            out.push(VariableView {
+                name,
+                type_name: type_name(&repr.text),
+                value: repr.text,
+                reference,
+                evaluate_name: path,
+            });
         }
         Ok(out)
     }
 
-    fn child_handle(&mut self, parent: i64, index: usize, repr: &Repr, path: Option<String>) -> i64 {
+    fn child_handle(
+        &mut self,
+        parent: i64,
+        index: usize,
+        repr: &Repr,
+        path: Option<String>,
+    ) -> i64 {
         if !repr.is_expandable() {
             return 0;
         }
         if let Some(&known) = self.children.get(&(parent, index)) {
             return known;
         }
-        self.handles.push(Handle::Value { repr: repr.clone(), path });
+        self.handles.push(Handle::Value {
+            repr: repr.clone(),
+            path,
+        });
         let reference = self.handles.len() as i64;
         self.children.insert((parent, index), reference);
         reference
@@ -168,15 +222,16 @@ impl View {
                 "cannot evaluate {expression:?}: only names and attribute or subscript paths (a.b, a[0], a['k']) can be shown from a recorded state"
             ))
         })?;
+        let value = match name.as_str() {
+            "(return)" | "(exception)" => self.state.value.as_ref(),
+            _ => None,
+        };
         let root = self
             .state
             .locals
             .get(&name)
             .or_else(|| self.state.globals.get(&name))
-            .or_else(|| match name.as_str() {
-                "(return)" | "(exception)" => self.state.value.as_ref(),
-                _ => None,
-            })
+            .or(value)
             .ok_or_else(|| ViewError::NotAvailable(format!("{name} is not defined here")))?;
         let mut repr = Repr::parse(root);
         let mut walked = name.clone();
@@ -185,12 +240,17 @@ impl View {
                 .children()
                 .into_iter()
                 .find(|c| matches_step(&c.access, step, &repr.kind))
-                .ok_or_else(|| ViewError::NotAvailable(format!("{walked} has no {}", show_step(step))))?;
+                .ok_or_else(|| {
+                    ViewError::NotAvailable(format!("{walked} has no {}", show_step(step)))
+                })?;
             walked.push_str(&show_step(step));
             repr = child.value;
         }
         let reference = if repr.is_expandable() {
-            self.handles.push(Handle::Value { repr: repr.clone(), path: Some(expression.to_string()) });
+            self.handles.push(Handle::Value {
+                repr: repr.clone(),
+                path: Some(expression.to_string()),
+            });
             self.handles.len() as i64
         } else {
             0
@@ -260,7 +320,8 @@ fn parse_path(text: &str) -> Option<(String, Vec<PathStep>)> {
             let close = subscript_end(after)?;
             let inside = after[..close].trim();
             let literal = Repr::parse(inside);
-            if inside.is_empty() || type_name(&literal.text).is_none() || literal.kind != Kind::Atom {
+            if inside.is_empty() || type_name(&literal.text).is_none() || literal.kind != Kind::Atom
+            {
                 return None; // only literal keys: no calls, names or slices
             }
             steps.push(PathStep::Subscript(inside.to_string()));
@@ -333,7 +394,16 @@ mod tests {
             source: "    return x".into(),
             function: "inner".into(),
             depth: 2,
-            stack: vec![Frame { function: "<module>".into(), line: 12 }, Frame { function: "outer".into(), line: 9 }],
+            stack: vec![
+                Frame {
+                    function: "<module>".into(),
+                    line: 12,
+                },
+                Frame {
+                    function: "outer".into(),
+                    line: 9,
+                },
+            ],
             locals: [
                 ("xs", "[1, [2, 3]]"),
                 ("d", "{'k': Point(x=1, y=2), 3: 'v'}"),
@@ -342,7 +412,9 @@ mod tests {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
-            globals: [("G".to_string(), "(1, 2)".to_string())].into_iter().collect(),
+            globals: [("G".to_string(), "(1, 2)".to_string())]
+                .into_iter()
+                .collect(),
             value: None,
             stdout: String::new(),
         }
@@ -351,25 +423,46 @@ mod tests {
     #[test]
     fn frames_are_innermost_first() {
         let view = View::new(state());
-        let names: Vec<(String, u32)> = view.frames().into_iter().map(|f| (f.name, f.line)).collect();
-        assert_eq!(names, vec![("inner".into(), 7), ("outer".into(), 9), ("<module>".into(), 12)]);
+        let names: Vec<(String, u32)> = view
+            .frames()
+            .into_iter()
+            .map(|f| (f.name, f.line))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("inner".into(), 7),
+                ("outer".into(), 9),
+                ("<module>".into(), 12)
+            ]
+        );
     }
 
     #[test]
     fn variables_expand_and_page() {
         let mut view = View::new(state());
         let scopes = view.scopes(1).unwrap();
-        assert_eq!(scopes.iter().map(|s| s.name).collect::<Vec<_>>(), vec!["Locals", "Globals"]);
+        assert_eq!(
+            scopes.iter().map(|s| s.name).collect::<Vec<_>>(),
+            vec!["Locals", "Globals"]
+        );
         let locals = view.variables(scopes[0].reference, 0, None).unwrap();
         assert_eq!(locals[0].type_name.as_deref(), Some("list"));
         assert!(locals[0].reference > 0 && locals[2].reference == 0);
         let items = view.variables(locals[0].reference, 1, Some(1)).unwrap();
         assert_eq!(items.len(), 1);
-        assert_eq!((items[0].name.as_str(), items[0].value.as_str()), ("1", "[2, 3]"));
+        assert_eq!(
+            (items[0].name.as_str(), items[0].value.as_str()),
+            ("1", "[2, 3]")
+        );
         assert_eq!(items[0].evaluate_name.as_deref(), Some("xs[1]"));
         let again = view.variables(locals[0].reference, 1, Some(1)).unwrap();
         assert_eq!(again[0].reference, items[0].reference, "handles are reused");
-        assert_eq!(view.scopes(3).unwrap().len(), 1, "callers show globals only");
+        assert_eq!(
+            view.scopes(3).unwrap().len(),
+            1,
+            "callers show globals only"
+        );
         assert!(view.scopes(4).is_err());
         assert!(view.variables(999, 0, None).is_err());
     }
@@ -381,7 +474,10 @@ mod tests {
         assert_eq!(view.evaluate("d['k'].y").unwrap().value, "2");
         assert_eq!(view.evaluate("d[\"k\"].x").unwrap().value, "1");
         assert_eq!(view.evaluate("d[3]").unwrap().value, "'v'");
-        assert_eq!(view.evaluate("G").unwrap().type_name.as_deref(), Some("tuple"));
+        assert_eq!(
+            view.evaluate("G").unwrap().type_name.as_deref(),
+            Some("tuple")
+        );
         assert!(view.evaluate("d['k']").unwrap().reference > 0);
         for bad in ["n + 1", "f(1)", "xs[n]", "zz", "xs[5]", "d['k'].z", ""] {
             assert!(view.evaluate(bad).is_err(), "{bad}");

@@ -3,7 +3,9 @@
 //! travel). It is the oracle the neural engine is checked against.
 
 use super::{Engine, EngineError, ExceptionStops, Position, Prediction};
-use neural_model::{trace, Action, Event, Exit, Limits, Outcome, Program, StateTree, Trace, Transition};
+use neural_model::{
+    trace, Action, Event, Exit, Limits, Outcome, Program, StateTree, Trace, Transition,
+};
 
 pub struct TraceEngine {
     trace: Trace,
@@ -12,7 +14,9 @@ pub struct TraceEngine {
 impl TraceEngine {
     /// Record `program` (blocking: runs Python; call it off the async runtime).
     pub fn record(program: &Program, limits: &Limits) -> Result<Self, neural_model::TraceError> {
-        Ok(TraceEngine { trace: trace(program, limits)? })
+        Ok(TraceEngine {
+            trace: trace(program, limits)?,
+        })
     }
 
     pub fn from_trace(trace: Trace) -> Self {
@@ -25,7 +29,7 @@ impl TraceEngine {
 
     fn index(&self, at: &Position) -> Result<usize, EngineError> {
         let index = at.key as usize;
-        if index >= self.tree().len() || self.tree().state(index) != &at.state {
+        if index >= self.tree().len() || !same_position(self.tree().state(index), &at.state) {
             return Err(EngineError::Unsupported(format!(
                 "position {} is not a state of the recorded run (was it edited?)",
                 at.key
@@ -43,8 +47,16 @@ impl TraceEngine {
                     && states[i - 1].event == Event::Exception
                     && states[i - 1].depth == states[i].depth + 1)
         };
-        let raised = if stops.raised { (from + 1..before).find(|&i| is_origin(i)) } else { None };
-        let uncaught = if stops.uncaught { self.uncaught_origin().filter(|&i| i > from && i < before) } else { None };
+        let raised = if stops.raised {
+            (from + 1..before).find(|&i| is_origin(i))
+        } else {
+            None
+        };
+        let uncaught = if stops.uncaught {
+            self.uncaught_origin().filter(|&i| i > from && i < before)
+        } else {
+            None
+        };
         raised.into_iter().chain(uncaught).min()
     }
 
@@ -59,11 +71,27 @@ impl TraceEngine {
         if states[at].event != Event::Exception {
             return None;
         }
-        while at > 0 && states[at - 1].event == Event::Exception && states[at - 1].depth == states[at].depth + 1 {
+        while at > 0
+            && states[at - 1].event == Event::Exception
+            && states[at - 1].depth == states[at].depth + 1
+        {
             at -= 1;
         }
         Some(at)
     }
+}
+
+/// Whether two states are the same point of the run (`stdout` depends on where the
+/// state was reached from, so it does not count).
+fn same_position(a: &neural_model::State, b: &neural_model::State) -> bool {
+    a.event == b.event
+        && a.line == b.line
+        && a.depth == b.depth
+        && a.function == b.function
+        && a.stack == b.stack
+        && a.locals == b.locals
+        && a.globals == b.globals
+        && a.value == b.value
 }
 
 impl Engine for TraceEngine {
@@ -78,7 +106,10 @@ impl Engine for TraceEngine {
                 self.tree().exit()
             )));
         }
-        Ok(Position { state: self.tree().state(0).clone(), key: 0 })
+        Ok(Position {
+            state: self.tree().state(0).clone(),
+            key: 0,
+        })
     }
 
     fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
@@ -88,7 +119,12 @@ impl Engine for TraceEngine {
             Transition::Start | Transition::End => 0,
         };
         let outcome = self.tree().outcome(index, action);
-        Ok(Prediction { outcome, key, probability: None, confidence: None })
+        Ok(Prediction {
+            outcome,
+            key,
+            probability: None,
+            confidence: None,
+        })
     }
 
     fn predict_stopping(
@@ -109,7 +145,12 @@ impl Engine for TraceEngine {
             Some(at) => {
                 let mut state = self.tree().state(at).clone();
                 state.stdout = self.tree().stdout_between(index, at);
-                Ok(Prediction { outcome: Outcome::State { state }, key: at as u64, probability: None, confidence: None })
+                Ok(Prediction {
+                    outcome: Outcome::State { state },
+                    key: at as u64,
+                    probability: None,
+                    confidence: None,
+                })
             }
             None => self.predict(from, action),
         }

@@ -52,30 +52,39 @@ pub fn set_breakpoints(conn: &mut Connection, request: &Request) -> Result<(), S
     });
     let source = match &program {
         Some((program_path, source)) if *program_path == key => Ok(source.clone()),
-        Some(_) => Err("not the program being debugged: breakpoints work in the launched program only".to_string()),
+        Some(_) => Err(
+            "not the program being debugged: breakpoints work in the launched program only"
+                .to_string(),
+        ),
         None => std::fs::read_to_string(&key).map_err(|e| format!("cannot read {path}: {e}")),
     };
     let executable = source.as_deref().map(executable_lines).unwrap_or_default();
     let mut placed = BTreeSet::new();
     let breakpoints: Vec<Value> = requested
         .iter()
-        .map(|&line| match (&source, place_breakpoint(&executable, line)) {
-            (Err(why), _) => json!({ "verified": false, "line": line, "message": why }),
-            (Ok(_), None) => json!({ "verified": false, "line": line,
+        .map(
+            |&line| match (&source, place_breakpoint(&executable, line)) {
+                (Err(why), _) => json!({ "verified": false, "line": line, "message": why }),
+                (Ok(_), None) => json!({ "verified": false, "line": line,
                                      "message": "no code on or after this line" }),
-            (Ok(_), Some(at)) => {
-                placed.insert(at);
-                json!({ "id": at, "verified": true, "line": at })
-            }
-        })
+                (Ok(_), Some(at)) => {
+                    placed.insert(at);
+                    json!({ "id": at, "verified": true, "line": at })
+                }
+            },
+        )
         .collect();
     if source.is_ok() {
         if let Some(session) = &conn.session {
-            session.lock().unwrap_or_else(|e| e.into_inner()).set_breakpoints(placed.clone());
+            session
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .set_breakpoints(placed.clone());
         }
         conn.breakpoints.insert(key, placed);
     }
-    conn.out.respond(request, Some(json!({ "breakpoints": breakpoints })));
+    conn.out
+        .respond(request, Some(json!({ "breakpoints": breakpoints })));
     Ok(())
 }
 
@@ -96,24 +105,40 @@ struct FilterOption {
 pub fn set_exception_breakpoints(conn: &mut Connection, request: &Request) -> Result<(), String> {
     let args: SetExceptionBreakpointsArgs = request.args()?;
     let mut filters = args.filters;
-    filters.extend(args.filter_options.unwrap_or_default().into_iter().map(|f| f.filter_id));
+    filters.extend(
+        args.filter_options
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| f.filter_id),
+    );
     let mut stops = ExceptionStops::default();
     for filter in &filters {
         match filter.as_str() {
             "raised" => stops.raised = true,
             "uncaught" => stops.uncaught = true,
-            other => return Err(format!("unknown exception filter {other:?}: use \"raised\" or \"uncaught\"")),
+            other => {
+                return Err(format!(
+                    "unknown exception filter {other:?}: use \"raised\" or \"uncaught\""
+                ))
+            }
         }
     }
     conn.exception_stops = stops;
     if let Some(session) = &conn.session {
         let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
         if stops.any() && !session.engine().finds_exceptions() {
-            conn.out.output("console", "this engine cannot stop at exceptions; exception breakpoints are ignored\n");
+            conn.out.output(
+                "console",
+                "this engine cannot stop at exceptions; exception breakpoints are ignored\n",
+            );
         }
         session.set_exception_stops(stops);
     }
-    let verified: Vec<Value> = filters.iter().map(|_| json!({ "verified": true })).collect();
-    conn.out.respond(request, Some(json!({ "breakpoints": verified })));
+    let verified: Vec<Value> = filters
+        .iter()
+        .map(|_| json!({ "verified": true }))
+        .collect();
+    conn.out
+        .respond(request, Some(json!({ "breakpoints": verified })));
     Ok(())
 }

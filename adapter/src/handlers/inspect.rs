@@ -7,7 +7,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 pub fn threads(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    conn.out.respond(request, Some(json!({ "threads": [{ "id": 1, "name": "MainThread" }] })));
+    conn.out.respond(
+        request,
+        Some(json!({ "threads": [{ "id": 1, "name": "MainThread" }] })),
+    );
     Ok(())
 }
 
@@ -38,7 +41,10 @@ pub fn stack_trace(conn: &mut Connection, request: &Request) -> Result<(), Strin
                     "source": { "name": name, "path": path } })
         })
         .collect();
-    conn.out.respond(request, Some(json!({ "stackFrames": frames, "totalFrames": total })));
+    conn.out.respond(
+        request,
+        Some(json!({ "stackFrames": frames, "totalFrames": total })),
+    );
     Ok(())
 }
 
@@ -46,7 +52,10 @@ fn program_source(conn: &Connection) -> Result<(String, String), String> {
     let session = conn.session()?;
     let session = session.lock().unwrap_or_else(|e| e.into_inner());
     let path = super::lifecycle::canonical(&session.program().path);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     Ok((path.display().to_string(), name))
 }
 
@@ -58,7 +67,10 @@ struct ScopesArgs {
 
 pub fn scopes(conn: &mut Connection, request: &Request) -> Result<(), String> {
     let args: ScopesArgs = request.args()?;
-    let scopes = conn.view()?.scopes(args.frame_id).map_err(|e| e.to_string())?;
+    let scopes = conn
+        .view()?
+        .scopes(args.frame_id)
+        .map_err(|e| e.to_string())?;
     let scopes: Vec<Value> = scopes
         .into_iter()
         .map(|s| {
@@ -84,10 +96,15 @@ pub fn variables(conn: &mut Connection, request: &Request) -> Result<(), String>
     let args: VariablesArgs = request.args()?;
     let vars = conn
         .view()?
-        .variables(args.variables_reference, args.start.unwrap_or(0), args.count)
+        .variables(
+            args.variables_reference,
+            args.start.unwrap_or(0),
+            args.count,
+        )
         .map_err(|e| e.to_string())?;
     let vars: Vec<Value> = vars.into_iter().map(variable_json).collect();
-    conn.out.respond(request, Some(json!({ "variables": vars })));
+    conn.out
+        .respond(request, Some(json!({ "variables": vars })));
     Ok(())
 }
 
@@ -115,7 +132,10 @@ pub fn evaluate(conn: &mut Connection, request: &Request) -> Result<(), String> 
     if args.frame_id.is_some_and(|f| f != 1) {
         return Err("not available: only the innermost frame's variables are recorded".into());
     }
-    let v = conn.view()?.evaluate(&args.expression).map_err(|e| e.to_string())?;
+    let v = conn
+        .view()?
+        .evaluate(&args.expression)
+        .map_err(|e| e.to_string())?;
     let mut body = json!({ "result": v.value, "variablesReference": v.reference });
     if let Some(t) = v.type_name {
         body["type"] = json!(t);
@@ -139,11 +159,17 @@ pub async fn set_variable(conn: &mut Connection, request: &Request) -> Result<()
     let session = conn.session()?;
     let edited = tokio::task::spawn_blocking(move || {
         let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
-        session.set_variable(&args.name, &args.value).map(|stop| stop.state().clone()).map_err(|e| e.to_string())
+        session
+            .set_variable(&args.name, &args.value)
+            .map(|stop| stop.state().clone())
+            .map_err(|e| e.to_string())
     })
     .await
     .map_err(|e| format!("the engine stopped unexpectedly: {e}"))??;
-    let name: String = request.arguments["name"].as_str().unwrap_or_default().to_string();
+    let name: String = request.arguments["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let value = edited.locals.get(&name).cloned().unwrap_or_default();
     conn.view = Some(View::new(edited));
     conn.out.respond(request, Some(json!({ "value": value })));
@@ -183,9 +209,15 @@ pub fn source(conn: &mut Connection, request: &Request) -> Result<(), String> {
     let session = conn.session()?;
     let session = session.lock().unwrap_or_else(|e| e.into_inner());
     let program = session.program();
-    let asked = args.source.as_ref().and_then(|s| s.get("path")).and_then(Value::as_str);
+    let asked = args
+        .source
+        .as_ref()
+        .and_then(|s| s.get("path"))
+        .and_then(Value::as_str);
     let matches = match asked {
-        Some(path) => super::lifecycle::canonical(path.as_ref()) == super::lifecycle::canonical(&program.path),
+        Some(path) => {
+            super::lifecycle::canonical(path.as_ref()) == super::lifecycle::canonical(&program.path)
+        }
         None => args.source_reference.unwrap_or(0) == 0,
     };
     if !matches {
@@ -193,6 +225,9 @@ pub fn source(conn: &mut Connection, request: &Request) -> Result<(), String> {
     }
     let content = program.source.clone();
     drop(session);
-    conn.out.respond(request, Some(json!({ "content": content, "mimeType": "text/x-python" })));
+    conn.out.respond(
+        request,
+        Some(json!({ "content": content, "mimeType": "text/x-python" })),
+    );
     Ok(())
 }

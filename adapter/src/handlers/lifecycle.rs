@@ -85,13 +85,23 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
     match engine_name {
         "trace" => {}
         "neural" => return Err(neural_unavailable(args.model.as_deref())),
-        other => return Err(format!("unknown engine {other:?}: use \"trace\" or \"neural\"")),
+        other => {
+            return Err(format!(
+                "unknown engine {other:?}: use \"trace\" or \"neural\""
+            ))
+        }
     }
     if args.verify {
-        conn.out.output("console", "verify applies to the neural engine only; the trace engine is exact\n");
+        conn.out.output(
+            "console",
+            "verify applies to the neural engine only; the trace engine is exact\n",
+        );
     }
     if !args.args.is_empty() {
-        conn.out.output("console", "program args are ignored: the tracer runs programs without command-line arguments\n");
+        conn.out.output(
+            "console",
+            "program args are ignored: the tracer runs programs without command-line arguments\n",
+        );
     }
     let program = Program::load(&program_path, args.call.clone()).map_err(|e| e.to_string())?;
 
@@ -113,7 +123,8 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
         _ = cancels.cancelled(request.seq, &progress_id) => None,
     };
     if conn.client_progress {
-        conn.out.event("progressEnd", Some(json!({ "progressId": progress_id })));
+        conn.out
+            .event("progressEnd", Some(json!({ "progressId": progress_id })));
     }
     let engine = match outcome {
         None => {
@@ -134,7 +145,9 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
     session.set_breakpoints(conn.breakpoints.get(&key).cloned().unwrap_or_default());
     session.set_exception_stops(conn.exception_stops);
     conn.session = Some(Arc::new(Mutex::new(session)));
-    conn.launch = Some(LaunchState { stop_on_entry: args.stop_on_entry.unwrap_or(true) });
+    conn.launch = Some(LaunchState {
+        stop_on_entry: args.stop_on_entry.unwrap_or(true),
+    });
     conn.out.respond(request, None);
     if conn.configuration_done {
         start(conn).await;
@@ -144,7 +157,11 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
 
 fn neural_unavailable(model: Option<&str>) -> String {
     let checkpoint = model.unwrap_or(DEFAULT_CHECKPOINT);
-    let found = if Path::new(checkpoint).join("config.json").exists() { "exists" } else { "was not found" };
+    let found = if Path::new(checkpoint).join("config.json").exists() {
+        "exists"
+    } else {
+        "was not found"
+    };
     format!(
         "the neural engine is not available in this build of neural-dap (checkpoint {checkpoint} {found}; \
          set it with the \"model\" launch argument). Launch with \"engine\": \"trace\" to debug the program under real Python"

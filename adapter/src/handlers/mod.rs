@@ -99,7 +99,9 @@ impl Connection {
             "setVariable" => inspect::set_variable(self, &request).await,
             "exceptionInfo" => inspect::exception_info(self, &request),
             "source" => inspect::source(self, &request),
-            other => Err(format!("unknown request {other:?}: this adapter does not implement it")),
+            other => Err(format!(
+                "unknown request {other:?}: this adapter does not implement it"
+            )),
         };
         if let Err(message) = result {
             tracing::info!(seq = request.seq, command = %request.command, %message, "request failed");
@@ -110,7 +112,9 @@ impl Connection {
 
     /// The session, or the error to answer when there is none.
     pub fn session(&self) -> Result<Arc<Mutex<Session>>, String> {
-        self.session.clone().ok_or_else(|| "no program is being debugged: send launch first".to_string())
+        self.session
+            .clone()
+            .ok_or_else(|| "no program is being debugged: send launch first".to_string())
     }
 
     /// The view of the current stop, or why there is none.
@@ -118,15 +122,23 @@ impl Connection {
         if self.terminated {
             return Err("the program has ended".into());
         }
-        self.view.as_mut().ok_or_else(|| "the program is not stopped: send launch and configurationDone first".to_string())
+        self.view.as_mut().ok_or_else(|| {
+            "the program is not stopped: send launch and configurationDone first".to_string()
+        })
     }
 
     /// Send the events for a move: output, then stopped or exited + terminated.
     pub fn report(&mut self, moved: Move) {
-        let Some(session) = self.session.clone() else { return };
+        let Some(session) = self.session.clone() else {
+            return;
+        };
         let session = session.lock().unwrap_or_else(|e| e.into_inner());
         match moved {
-            Move::Stopped { stop, reason, stdout } => {
+            Move::Stopped {
+                stop,
+                reason,
+                stdout,
+            } => {
                 self.out.output("stdout", &stdout);
                 let stop = &session.history()[stop];
                 let state = stop.state().clone();
@@ -136,9 +148,13 @@ impl Connection {
                     StopReason::Breakpoint => "breakpoint",
                     StopReason::Exception => "exception",
                 };
-                let mut body = json!({ "reason": reason_name, "threadId": 1, "allThreadsStopped": true });
+                let mut body =
+                    json!({ "reason": reason_name, "threadId": 1, "allThreadsStopped": true });
                 if reason == StopReason::Exception {
-                    body["description"] = json!(format!("Exception: {}", state.exception_type().unwrap_or("?")));
+                    body["description"] = json!(format!(
+                        "Exception: {}",
+                        state.exception_type().unwrap_or("?")
+                    ));
                     body["text"] = json!(state.value.clone().unwrap_or_default());
                 } else if let Some(p) = stop.probability {
                     body["description"] = json!(format!("predicted with probability {p:.2}"));
@@ -157,12 +173,20 @@ impl Connection {
                 let code = match &exit {
                     neural_model::Exit::Normal => 0,
                     neural_model::Exit::Error { r#type, message } => {
-                        let text = if message.is_empty() { format!("{type}\n") } else { format!("{type}: {message}\n") };
-                        self.out.output("stderr", &format!("Uncaught exception: {text}"));
+                        let text = if message.is_empty() {
+                            format!("{type}\n")
+                        } else {
+                            format!("{type}: {message}\n")
+                        };
+                        self.out
+                            .output("stderr", &format!("Uncaught exception: {text}"));
                         1
                     }
                     neural_model::Exit::Never { reason } => {
-                        self.out.output("console", &format!("The program did not terminate: {reason}\n"));
+                        self.out.output(
+                            "console",
+                            &format!("The program did not terminate: {reason}\n"),
+                        );
                         1
                     }
                 };

@@ -19,8 +19,16 @@ pub async fn step(conn: &mut Connection, request: &Request) -> Result<(), String
         _ => Step::ReverseContinue,
     };
     // threadId is required by DAP; there is one thread, so any value is accepted.
-    if request.arguments.get("threadId").and_then(|t| t.as_i64()).is_none() {
-        return Err(format!("bad arguments for {}: threadId (an integer) is required", request.command));
+    if request
+        .arguments
+        .get("threadId")
+        .and_then(|t| t.as_i64())
+        .is_none()
+    {
+        return Err(format!(
+            "bad arguments for {}: threadId (an integer) is required",
+            request.command
+        ));
     }
     if conn.terminated {
         return Err("the program has ended".into());
