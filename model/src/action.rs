@@ -94,7 +94,10 @@ impl FromStr for Action {
     type Err = ParseActionError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let fail = |why: &str| ParseActionError { text: text.to_string(), why: why.to_string() };
+        let fail = |why: &str| ParseActionError {
+            text: text.to_string(),
+            why: why.to_string(),
+        };
         let (name, lines) = match text.trim().split_once([':', '=', ' ']) {
             Some((name, lines)) => (name.trim(), Some(lines.trim())),
             None => (text.trim(), None),
@@ -156,7 +159,11 @@ mod tests {
 
     #[test]
     fn bad_actions_say_why() {
-        assert!("jump".parse::<Action>().unwrap_err().why.contains("unknown"));
+        assert!("jump"
+            .parse::<Action>()
+            .unwrap_err()
+            .why
+            .contains("unknown"));
         assert!("breakpoint".parse::<Action>().is_err());
         assert!("breakpoint:0".parse::<Action>().is_err());
         assert!("breakpoint:x".parse::<Action>().is_err());

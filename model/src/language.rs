@@ -227,7 +227,13 @@ pub fn render_episode(
 ) -> (String, Vec<Range<usize>>) {
     let mut text = render_context(source, call);
     text.push_str(FRAME_SEP);
-    text.push_str(&render_outcome(None, None, &Outcome::State { state: start.clone() }));
+    text.push_str(&render_outcome(
+        None,
+        None,
+        &Outcome::State {
+            state: start.clone(),
+        },
+    ));
     let mut targets = Vec::with_capacity(steps.len());
     let mut prev = start;
     for (action, outcome) in steps {
@@ -258,7 +264,10 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn fail<T>(&self, what: impl Into<String>) -> Result<T, ParseError> {
-        Err(ParseError { at: self.at, what: what.into() })
+        Err(ParseError {
+            at: self.at,
+            what: what.into(),
+        })
     }
 
     fn rest(&self) -> &'a str {
@@ -312,7 +321,9 @@ impl<'a> Cursor<'a> {
         if digits == 0 {
             return self.fail(format!("expected {what}"));
         }
-        let value = self.rest()[..digits].parse().or_else(|_| self.fail(format!("{what} is too large")))?;
+        let value = self.rest()[..digits]
+            .parse()
+            .or_else(|_| self.fail(format!("{what} is too large")))?;
         self.at += digits;
         Ok(value)
     }
@@ -322,10 +333,13 @@ impl<'a> Cursor<'a> {
 fn resolve_vars(written: Vars, base: Option<&Vars>, cursor: &Cursor) -> Result<Vars, ParseError> {
     match written.get(REST) {
         None => Ok(written),
-        Some(marker) if marker != REST => cursor.fail(r#"the name ".." is reserved for "..": "..""#),
+        Some(marker) if marker != REST => {
+            cursor.fail(r#"the name ".." is reserved for "..": "..""#)
+        }
         Some(_) => {
             let Some(base) = base else {
-                return cursor.fail(r#""..": ".." (unchanged) needs a previous state of the same frame"#);
+                return cursor
+                    .fail(r#""..": ".." (unchanged) needs a previous state of the same frame"#);
             };
             let mut vars = base.clone();
             for (name, value) in written {
@@ -344,12 +358,27 @@ fn resolve_vars(written: Vars, base: Option<&Vars>, cursor: &Cursor) -> Result<V
 pub fn derive_stack(prev: Option<&State>, depth: u32) -> Vec<Frame> {
     let depth = depth as usize;
     let Some(prev) = prev else {
-        return vec![Frame { function: "?".into(), line: 0 }; depth];
+        return vec![
+            Frame {
+                function: "?".into(),
+                line: 0
+            };
+            depth
+        ];
     };
     let mut known = prev.stack.clone();
-    known.push(Frame { function: prev.function.clone(), line: prev.line });
+    known.push(Frame {
+        function: prev.function.clone(),
+        line: prev.line,
+    });
     known.truncate(depth);
-    known.resize(depth, Frame { function: "?".into(), line: 0 });
+    known.resize(
+        depth,
+        Frame {
+            function: "?".into(),
+            line: 0,
+        },
+    );
     known
 }
 
@@ -364,18 +393,31 @@ pub fn parse_outcome(text: &str, prev: Option<&State>) -> Result<Outcome, ParseE
         } else if c.eat(EXIT_ERROR) {
             let name_len = c.rest().find(' ').unwrap_or(0);
             let kind = &c.rest()[..name_len];
-            if kind.is_empty() || !kind.chars().all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.') {
+            if kind.is_empty()
+                || !kind
+                    .chars()
+                    .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.')
+            {
                 return c.fail("expected an exception type name and a space");
             }
             c.at += name_len + 1;
             let message: String = c.json("the error message")?;
-            Exit::Error { r#type: kind.to_string(), message }
+            Exit::Error {
+                r#type: kind.to_string(),
+                message,
+            }
         } else if c.eat(EXIT_NEVER) {
-            Exit::Never { reason: c.json("the reason")? }
+            Exit::Never {
+                reason: c.json("the reason")?,
+            }
         } else {
             return c.fail("unknown exit token");
         };
-        let stdout = if c.eat(&format!("\n{STDOUT}")) { c.json("stdout")? } else { String::new() };
+        let stdout = if c.eat(&format!("\n{STDOUT}")) {
+            c.json("stdout")?
+        } else {
+            String::new()
+        };
         Outcome::Exit { exit, stdout }
     } else {
         let at_start = c.eat(AT_START);
@@ -406,13 +448,25 @@ pub fn parse_outcome(text: &str, prev: Option<&State>) -> Result<Outcome, ParseE
         } else {
             Vars::new()
         };
-        let value = if c.eat(&format!("\n{VALUE}")) { Some(c.json::<String>("the value")?) } else { None };
+        let value = if c.eat(&format!("\n{VALUE}")) {
+            Some(c.json::<String>("the value")?)
+        } else {
+            None
+        };
         match (event, &value) {
-            (Event::Return | Event::Exception, None) => return c.fail(format!("a {event} state needs a value")),
-            (Event::Call | Event::Line, Some(_)) => return c.fail(format!("a {event} state has no value")),
+            (Event::Return | Event::Exception, None) => {
+                return c.fail(format!("a {event} state needs a value"))
+            }
+            (Event::Call | Event::Line, Some(_)) => {
+                return c.fail(format!("a {event} state has no value"))
+            }
             _ => {}
         }
-        let stdout = if c.eat(&format!("\n{STDOUT}")) { c.json("stdout")? } else { String::new() };
+        let stdout = if c.eat(&format!("\n{STDOUT}")) {
+            c.json("stdout")?
+        } else {
+            String::new()
+        };
         let state = State {
             event,
             line,
@@ -440,16 +494,27 @@ pub fn parse_outcome(text: &str, prev: Option<&State>) -> Result<Outcome, ParseE
 
 /// Parse an action as [`render_action`] writes it.
 pub fn parse_action(text: &str) -> Result<Action, ParseError> {
-    let fail = |what: &str| Err(ParseError { at: 0, what: what.to_string() });
+    let fail = |what: &str| {
+        Err(ParseError {
+            at: 0,
+            what: what.to_string(),
+        })
+    };
     let Some(name) = text.strip_prefix("<|").and_then(|t| t.split_once("|>")) else {
         return fail("expected an action token");
     };
     let (name, lines) = name;
-    let spelled = if lines.is_empty() { name.to_string() } else { format!("{name}:{lines}") };
-    let action: Action = spelled.parse().map_err(|e: crate::action::ParseActionError| ParseError {
-        at: 0,
-        what: e.to_string(),
-    })?;
+    let spelled = if lines.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}:{lines}")
+    };
+    let action: Action = spelled
+        .parse()
+        .map_err(|e: crate::action::ParseActionError| ParseError {
+            at: 0,
+            what: e.to_string(),
+        })?;
     if render_action(&action) != text {
         return fail("not in canonical form (lines ascending, comma-separated)");
     }
@@ -465,15 +530,30 @@ pub fn existing_lines(source: &str) -> BTreeSet<u32> {
 mod tests {
     use super::*;
 
-    fn state(event: Event, line: u32, function: &str, depth: u32, locals: &[(&str, &str)]) -> State {
+    fn state(
+        event: Event,
+        line: u32,
+        function: &str,
+        depth: u32,
+        locals: &[(&str, &str)],
+    ) -> State {
         State {
             event,
             line,
             source: format!("line {line}"),
             function: function.into(),
             depth,
-            stack: vec![Frame { function: "<module>".into(), line: 9 }; depth as usize],
-            locals: locals.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            stack: vec![
+                Frame {
+                    function: "<module>".into(),
+                    line: 9
+                };
+                depth as usize
+            ],
+            locals: locals
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             globals: Vars::new(),
             value: matches!(event, Event::Return | Event::Exception).then(|| "None".to_string()),
             stdout: String::new(),
@@ -484,7 +564,13 @@ mod tests {
     fn a_single_step_in_one_frame_writes_only_what_changed() {
         let prev = state(Event::Line, 2, "f", 1, &[("a", "1"), ("b", "[1, 2]")]);
         let next = state(Event::Line, 3, "f", 1, &[("a", "2"), ("b", "[1, 2]")]);
-        let text = render_outcome(Some(&prev), Some(&Action::StepOver), &Outcome::State { state: next.clone() });
+        let text = render_outcome(
+            Some(&prev),
+            Some(&Action::StepOver),
+            &Outcome::State {
+                state: next.clone(),
+            },
+        );
         assert!(text.contains(r#"{"a":"2","..":".."}"#), "{text}");
         let parsed = parse_outcome(&text, Some(&prev)).unwrap();
         assert_eq!(parsed, Outcome::State { state: next });
@@ -498,7 +584,11 @@ mod tests {
         let text = render_outcome(Some(&prev), Some(&jump), &Outcome::State { state: next });
         assert!(!text.contains(REST), "{text}");
         let call = state(Event::Call, 5, "g", 2, &[("a", "1")]);
-        let text = render_outcome(Some(&prev), Some(&Action::StepInto), &Outcome::State { state: call });
+        let text = render_outcome(
+            Some(&prev),
+            Some(&Action::StepInto),
+            &Outcome::State { state: call },
+        );
         assert!(!text.contains(REST), "{text}");
     }
 
@@ -506,25 +596,51 @@ mod tests {
     fn a_name_that_disappears_forces_full_locals() {
         let prev = state(Event::Line, 2, "f", 0, &[("a", "1"), ("tmp", "3")]);
         let next = state(Event::Line, 3, "f", 0, &[("a", "1")]);
-        let text = render_outcome(Some(&prev), Some(&Action::StepInto), &Outcome::State { state: next.clone() });
-        assert_eq!(parse_outcome(&text, Some(&prev)).unwrap(), Outcome::State { state: next });
+        let text = render_outcome(
+            Some(&prev),
+            Some(&Action::StepInto),
+            &Outcome::State {
+                state: next.clone(),
+            },
+        );
+        assert_eq!(
+            parse_outcome(&text, Some(&prev)).unwrap(),
+            Outcome::State { state: next }
+        );
     }
 
     #[test]
     fn exits_and_start_round_trip() {
         let prev = state(Event::Line, 2, "f", 0, &[]);
         let outcomes = [
-            Outcome::Exit { exit: Exit::Normal, stdout: "hi\n".into() },
             Outcome::Exit {
-                exit: Exit::Error { r#type: "ValueError".into(), message: "bad \"x\"\nline".into() },
+                exit: Exit::Normal,
+                stdout: "hi\n".into(),
+            },
+            Outcome::Exit {
+                exit: Exit::Error {
+                    r#type: "ValueError".into(),
+                    message: "bad \"x\"\nline".into(),
+                },
                 stdout: String::new(),
             },
-            Outcome::Exit { exit: Exit::Never { reason: "more than 10 events".into() }, stdout: String::new() },
-            Outcome::Start { state: state(Event::Call, 1, "f", 0, &[("n", "3")]) },
+            Outcome::Exit {
+                exit: Exit::Never {
+                    reason: "more than 10 events".into(),
+                },
+                stdout: String::new(),
+            },
+            Outcome::Start {
+                state: state(Event::Call, 1, "f", 0, &[("n", "3")]),
+            },
         ];
         for outcome in outcomes {
             let text = render_outcome(Some(&prev), Some(&Action::InvStepInto), &outcome);
-            assert_eq!(parse_outcome(&text, Some(&prev)).unwrap(), outcome, "{text}");
+            assert_eq!(
+                parse_outcome(&text, Some(&prev)).unwrap(),
+                outcome,
+                "{text}"
+            );
         }
     }
 
@@ -568,8 +684,23 @@ mod tests {
     #[test]
     fn the_stack_follows_depth() {
         let caller = state(Event::Line, 4, "main", 1, &[]);
-        assert_eq!(derive_stack(Some(&caller), 2), vec![caller.stack[0].clone(), Frame { function: "main".into(), line: 4 }]);
+        assert_eq!(
+            derive_stack(Some(&caller), 2),
+            vec![
+                caller.stack[0].clone(),
+                Frame {
+                    function: "main".into(),
+                    line: 4
+                }
+            ]
+        );
         assert_eq!(derive_stack(Some(&caller), 0), vec![]);
-        assert_eq!(derive_stack(Some(&caller), 3)[2], Frame { function: "?".into(), line: 0 });
+        assert_eq!(
+            derive_stack(Some(&caller), 3)[2],
+            Frame {
+                function: "?".into(),
+                line: 0
+            }
+        );
     }
 }

@@ -10,7 +10,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "neural-model", version, about = "World model of Python program runs: trace, step, data, train, eval")]
+#[command(
+    name = "neural-model",
+    version,
+    about = "World model of Python program runs: trace, step, data, train, eval"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -108,7 +112,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 ));
             }
             let outcome: Outcome = trace.tree.outcome(from, &action);
-            println!("{}", serde_json::to_string_pretty(&outcome).expect("outcomes serialise"));
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&outcome).expect("outcomes serialise")
+            );
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -118,7 +125,10 @@ fn print_trace(trace: &Trace, json: bool) {
     let tree = &trace.tree;
     for (index, state) in tree.states().iter().enumerate() {
         if json {
-            println!("{}", serde_json::to_string(state).expect("states serialise"));
+            println!(
+                "{}",
+                serde_json::to_string(state).expect("states serialise")
+            );
         } else {
             print!("{}", describe(index, state));
         }
@@ -141,8 +151,16 @@ fn print_trace(trace: &Trace, json: bool) {
 /// One event as a line for people: program output first, then the event, indented by depth.
 fn describe(index: usize, state: &State) -> String {
     let indent = "  ".repeat(state.depth as usize);
-    let vars: Vec<String> = state.locals.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let value = state.value.as_ref().map(|v| format!(" -> {v}")).unwrap_or_default();
+    let vars: Vec<String> = state
+        .locals
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let value = state
+        .value
+        .as_ref()
+        .map(|v| format!(" -> {v}"))
+        .unwrap_or_default();
     format!(
         "{}#{index:<5} {indent}{:<9} {}:{:<4} {}{value}   [{}]\n",
         state.stdout,

@@ -51,11 +51,19 @@ pub struct Program {
 impl Program {
     /// Read a program from disk, failing clearly on a missing or non-UTF-8 file.
     pub fn load(path: &Path, call: Option<String>) -> Result<Self, TraceError> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| TraceError::Unreadable { path: path.to_path_buf(), reason: e.to_string() })?;
-        let source = String::from_utf8(bytes)
-            .map_err(|e| TraceError::NotUtf8 { path: path.to_path_buf(), offset: e.utf8_error().valid_up_to() })?;
-        Ok(Program { path: path.to_path_buf(), source, call })
+        let bytes = std::fs::read(path).map_err(|e| TraceError::Unreadable {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let source = String::from_utf8(bytes).map_err(|e| TraceError::NotUtf8 {
+            path: path.to_path_buf(),
+            offset: e.utf8_error().valid_up_to(),
+        })?;
+        Ok(Program {
+            path: path.to_path_buf(),
+            source,
+            call,
+        })
     }
 
     /// The text of a 1-based line ("" past the end).
@@ -85,7 +93,11 @@ pub enum TraceError {
     #[error("cannot run {python:?}: {reason}. Install Python 3 or set NEURAL_PYTHON to its path")]
     NoPython { python: String, reason: String },
     #[error("{kind} in the program: {message}")]
-    Program { kind: String, message: String, line: Option<u32> },
+    Program {
+        kind: String,
+        message: String,
+        line: Option<u32>,
+    },
     #[error("the tracer failed: {0}")]
     Tracer(String),
 }
@@ -154,12 +166,18 @@ pub fn trace(program: &Program, limits: &Limits) -> Result<Trace, TraceError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| TraceError::NoPython { python: python.clone(), reason: e.to_string() })?;
+        .map_err(|e| TraceError::NoPython {
+            python: python.clone(),
+            reason: e.to_string(),
+        })?;
 
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
     let reader = std::thread::spawn(move || {
-        BufReader::new(stdout).lines().map_while(Result::ok).collect::<Vec<String>>()
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<String>>()
     });
     let err_reader = std::thread::spawn(move || {
         let mut text = String::new();
@@ -177,10 +195,16 @@ pub fn trace(program: &Program, limits: &Limits) -> Result<Trace, TraceError> {
         let _ = child.kill();
     }
     let _ = child.wait();
-    let lines = reader.join().map_err(|_| TraceError::Tracer("reader thread panicked".into()))?;
+    let lines = reader
+        .join()
+        .map_err(|_| TraceError::Tracer("reader thread panicked".into()))?;
     let stderr = err_reader.join().unwrap_or_default();
     let (tree, stderr) = build(program, &lines, timed_out, limits, stderr)?;
-    Ok(Trace { program: program.clone(), tree, stderr })
+    Ok(Trace {
+        program: program.clone(),
+        tree,
+        stderr,
+    })
 }
 
 fn build(
@@ -202,10 +226,24 @@ fn build(
             Record::Line(r) => (Event::Line, r),
             Record::Return(r) => (Event::Return, r),
             Record::Exception(r) => (Event::Exception, r),
-            Record::Fatal { r#type, message, line } => {
-                return Err(TraceError::Program { kind: r#type, message, line });
+            Record::Fatal {
+                r#type,
+                message,
+                line,
+            } => {
+                return Err(TraceError::Program {
+                    kind: r#type,
+                    message,
+                    line,
+                });
             }
-            Record::Exit { kind, r#type, message, reason, stdout } => {
+            Record::Exit {
+                kind,
+                r#type,
+                message,
+                reason,
+                stdout,
+            } => {
                 trailing = stdout;
                 exit = Some(match kind.as_str() {
                     "normal" => Exit::Normal,
@@ -217,11 +255,20 @@ fn build(
         };
         let depth = record.depth as usize;
         stack.truncate(depth + 1);
-        let frame = Frame { function: record.function.clone(), line: record.line };
+        let frame = Frame {
+            function: record.function.clone(),
+            line: record.line,
+        };
         if stack.len() == depth + 1 {
             stack[depth] = frame;
         } else {
-            stack.resize(depth, Frame { function: "?".into(), line: 0 });
+            stack.resize(
+                depth,
+                Frame {
+                    function: "?".into(),
+                    line: 0,
+                },
+            );
             stack.push(frame);
         }
         states.push(State {
@@ -243,8 +290,14 @@ fn build(
             reason: format!("ran longer than {} seconds", limits.max_seconds),
         },
         None => {
-            let detail = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output");
-            return Err(TraceError::Tracer(format!("python stopped without an exit record: {detail}")));
+            let detail = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output");
+            return Err(TraceError::Tracer(format!(
+                "python stopped without an exit record: {detail}"
+            )));
         }
     };
     Ok((StateTree::new(states, exit, trailing), stderr))

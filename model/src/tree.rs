@@ -96,7 +96,10 @@ impl StateTree {
             let id = if starts_new {
                 open.truncate(depth);
                 let parent = depth.checked_sub(1).and_then(|d| open.get(d).copied());
-                activations.push(Activation { parent, states: Vec::new() });
+                activations.push(Activation {
+                    parent,
+                    states: Vec::new(),
+                });
                 open.push(activations.len() - 1);
                 activations.len() - 1
             } else {
@@ -106,7 +109,13 @@ impl StateTree {
             activations[id].states.push(index);
             activation.push(id);
         }
-        StateTree { states, exit, trailing_stdout, activation, activations }
+        StateTree {
+            states,
+            exit,
+            trailing_stdout,
+            activation,
+            activations,
+        }
     }
 
     pub fn states(&self) -> &[State] {
@@ -135,7 +144,10 @@ impl StateTree {
 
     /// Index of the state that ends the level of `index` (its activation's last state).
     fn level_end(&self, index: usize) -> usize {
-        *self.activations[self.activation[index]].states.last().expect("activations are never empty")
+        *self.activations[self.activation[index]]
+            .states
+            .last()
+            .expect("activations are never empty")
     }
 
     fn level_start(&self, index: usize) -> usize {
@@ -151,7 +163,9 @@ impl StateTree {
     /// The neighbour of `index` within its own level (`+1` next, `-1` previous).
     fn level_neighbour(&self, index: usize, forward: bool) -> Option<usize> {
         let level = &self.activations[self.activation[index]].states;
-        let at = level.binary_search(&index).expect("a state is in its own level");
+        let at = level
+            .binary_search(&index)
+            .expect("a state is in its own level");
         if forward {
             level.get(at + 1).copied()
         } else {
@@ -193,16 +207,18 @@ impl StateTree {
                     Transition::To(end)
                 } else {
                     let parent = self.activations[self.activation[from]].parent;
-                    let parent_end = parent.map(|p| self.activations[p].states[0]).map(|s| self.level_end(s));
+                    let parent_end = parent
+                        .map(|p| self.activations[p].states[0])
+                        .map(|s| self.level_end(s));
                     match parent_end {
                         Some(end) if self.ends_level(end) => Transition::To(end),
                         _ => Transition::End,
                     }
                 }
             }
-            Action::Breakpoint(lines) => to_or_end(
-                (from + 1..self.states.len()).find(|&i| self.is_hit(i, lines)),
-            ),
+            Action::Breakpoint(lines) => {
+                to_or_end((from + 1..self.states.len()).find(|&i| self.is_hit(i, lines)))
+            }
             Action::Continue => Transition::End,
             Action::InvStepInto => to_or_start(from.checked_sub(1)),
             Action::InvStepOver => {
@@ -237,8 +253,11 @@ impl StateTree {
         match self.transition(from, action) {
             Transition::To(to) => {
                 let mut state = self.states[to].clone();
-                state.stdout =
-                    if to > from { self.stdout_between(from, to) } else { String::new() };
+                state.stdout = if to > from {
+                    self.stdout_between(from, to)
+                } else {
+                    String::new()
+                };
                 Outcome::State { state }
             }
             Transition::Start => {
@@ -249,13 +268,19 @@ impl StateTree {
             Transition::End => {
                 let mut stdout = self.stdout_between(from, self.states.len() - 1);
                 stdout.push_str(&self.trailing_stdout);
-                Outcome::Exit { exit: self.exit.clone(), stdout }
+                Outcome::Exit {
+                    exit: self.exit.clone(),
+                    stdout,
+                }
             }
         }
     }
 
     /// Everything printed after state `from`, up to and including state `to`.
     pub fn stdout_between(&self, from: usize, to: usize) -> String {
-        self.states[from + 1..=to].iter().map(|s| s.stdout.as_str()).collect()
+        self.states[from + 1..=to]
+            .iter()
+            .map(|s| s.stdout.as_str())
+            .collect()
     }
 }

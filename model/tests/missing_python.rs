@@ -10,5 +10,8 @@ fn a_missing_python_is_reported_with_what_to_do() {
     std::env::set_var("NEURAL_PYTHON", "/nonexistent/python3");
     let error = trace(&program, &Limits::default()).unwrap_err();
     let text = error.to_string();
-    assert!(text.contains("/nonexistent/python3") && text.contains("Install Python 3"), "{text}");
+    assert!(
+        text.contains("/nonexistent/python3") && text.contains("Install Python 3"),
+        "{text}"
+    );
 }

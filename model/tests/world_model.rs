@@ -8,11 +8,15 @@
 //! with a state index, `end` (the program's end) or `start` (nothing earlier).
 
 use neural_model::language::{parse_outcome, render_episode, render_outcome};
-use neural_model::{trace, Action, Event, Exit, Limits, Outcome, Program, State, Trace, Transition};
+use neural_model::{
+    trace, Action, Event, Exit, Limits, Outcome, Program, State, Trace, Transition,
+};
 use std::path::PathBuf;
 
 fn program_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(format!("{name}.py"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(format!("{name}.py"))
 }
 
 fn record(name: &str, call: Option<&str>, limits: &Limits) -> Trace {
@@ -22,7 +26,10 @@ fn record(name: &str, call: Option<&str>, limits: &Limits) -> Trace {
 
 fn summary(s: &State) -> String {
     let join = |vars: &neural_model::Vars| {
-        vars.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+        vars.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let mut text = format!("{} {} {}@{}", s.event, s.line, s.function, s.depth);
     if !s.locals.is_empty() {
@@ -41,13 +48,32 @@ fn summary(s: &State) -> String {
 }
 
 fn check_events(name: &str, trace: &Trace, expected: &str) {
-    let expected: Vec<&str> = expected.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let actual: Vec<String> =
-        trace.tree.states().iter().enumerate().map(|(i, s)| format!("{i} {}", summary(s))).collect();
+    let expected: Vec<&str> = expected
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let actual: Vec<String> = trace
+        .tree
+        .states()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{i} {}", summary(s)))
+        .collect();
     for (i, (want, got)) in expected.iter().zip(&actual).enumerate() {
-        assert_eq!(*want, got, "{name}: event {i}\nwhole trace:\n{}", actual.join("\n"));
+        assert_eq!(
+            *want,
+            got,
+            "{name}: event {i}\nwhole trace:\n{}",
+            actual.join("\n")
+        );
     }
-    assert_eq!(expected.len(), actual.len(), "{name}: event count\nwhole trace:\n{}", actual.join("\n"));
+    assert_eq!(
+        expected.len(),
+        actual.len(),
+        "{name}: event count\nwhole trace:\n{}",
+        actual.join("\n")
+    );
 }
 
 fn parse_target(text: &str) -> Transition {
@@ -94,7 +120,11 @@ fn check_actions(name: &str, trace: &Trace, checks: &[&str]) {
             let got = trace.tree.transition(from, &action);
             assert_eq!(got, parse_target(target), "{name}: {action} from {from}");
         }
-        assert_eq!(seen.len(), Action::NAMES.len(), "{name}: check {from} must try every action");
+        assert_eq!(
+            seen.len(),
+            Action::NAMES.len(),
+            "{name}: check {from} must try every action"
+        );
     }
 }
 
@@ -107,12 +137,27 @@ struct Case {
     checks: &'static [&'static str],
 }
 
-fn case(name: &'static str, call: Option<&'static str>, events: &'static str, checks: &'static [&'static str]) -> Case {
-    Case { name, call, limits: Limits::default(), events, exit: Exit::Normal, checks }
+fn case(
+    name: &'static str,
+    call: Option<&'static str>,
+    events: &'static str,
+    checks: &'static [&'static str],
+) -> Case {
+    Case {
+        name,
+        call,
+        limits: Limits::default(),
+        events,
+        exit: Exit::Normal,
+        checks,
+    }
 }
 
 fn error(kind: &str, message: &str) -> Exit {
-    Exit::Error { r#type: kind.into(), message: message.into() }
+    Exit::Error {
+        r#type: kind.into(),
+        message: message.into(),
+    }
 }
 
 fn cases() -> Vec<Case> {
@@ -609,7 +654,10 @@ fn every_program_runs_exactly_as_written_by_hand() {
 
 #[test]
 fn a_loop_that_never_ends_is_cut_at_the_event_budget() {
-    let limits = Limits { max_events: 20, ..Limits::default() };
+    let limits = Limits {
+        max_events: 20,
+        ..Limits::default()
+    };
     let trace = record("nonterminating", None, &limits);
     let mut expected = vec![
         "0 call 1 <module>@0".to_string(),
@@ -617,9 +665,15 @@ fn a_loop_that_never_ends_is_cut_at_the_event_budget() {
         "2 line 2 <module>@0 | n=0".to_string(),
     ];
     // Python 3.11 reports the `while True:` line on every iteration, then the body.
-    expected.extend((3..20).map(|i| format!("{i} line {} <module>@0 | n={}", 2 + i % 2, (i - 2) / 2)));
+    expected
+        .extend((3..20).map(|i| format!("{i} line {} <module>@0 | n={}", 2 + i % 2, (i - 2) / 2)));
     check_events("nonterminating", &trace, &expected.join("\n"));
-    assert_eq!(trace.tree.exit(), &Exit::Never { reason: "more than 20 events".into() });
+    assert_eq!(
+        trace.tree.exit(),
+        &Exit::Never {
+            reason: "more than 20 events".into()
+        }
+    );
     check_actions(
         "nonterminating",
         &trace,
@@ -636,10 +690,17 @@ fn a_program_that_sleeps_past_the_time_budget_is_killed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sleepy.py");
     std::fs::write(&path, "import time\nx = 1\ntime.sleep(60)\n").unwrap();
-    let limits = Limits { max_seconds: 0.5, ..Limits::default() };
+    let limits = Limits {
+        max_seconds: 0.5,
+        ..Limits::default()
+    };
     let started = std::time::Instant::now();
     let trace = trace(&Program::load(&path, None).unwrap(), &limits).unwrap();
-    assert!(matches!(trace.tree.exit(), Exit::Never { .. }), "{:?}", trace.tree.exit());
+    assert!(
+        matches!(trace.tree.exit(), Exit::Never { .. }),
+        "{:?}",
+        trace.tree.exit()
+    );
     assert_eq!(trace.tree.state(trace.tree.len() - 1).line, 3);
     // Generous: the point is that a 60 s sleep does not hold the tracer.
     assert!(started.elapsed().as_secs() < 30);
@@ -657,7 +718,15 @@ fn outcomes_carry_the_stdout_printed_on_the_way() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(trace.tree.outcome(5, &Action::InvStepInto).state().unwrap().stdout, "");
+    assert_eq!(
+        trace
+            .tree
+            .outcome(5, &Action::InvStepInto)
+            .state()
+            .unwrap()
+            .stdout,
+        ""
+    );
 }
 
 #[test]
@@ -675,15 +744,27 @@ fn reprs_are_the_same_from_run_to_run() {
     let a = record("object_repr", Some("make()"), &Limits::default());
     let b = record("object_repr", Some("make()"), &Limits::default());
     assert_eq!(a.tree, b.tree);
-    assert!(a.tree.states().iter().all(|s| s.locals.values().all(|v| !v.contains(" at 0x"))));
+    assert!(a
+        .tree
+        .states()
+        .iter()
+        .all(|s| s.locals.values().all(|v| !v.contains(" at 0x"))));
 }
 
 #[test]
 fn the_call_stack_names_every_caller_with_its_line() {
     let trace = record("nested_calls", None, &Limits::default());
-    let stack: Vec<(String, u32)> =
-        trace.tree.state(10).stack.iter().map(|f| (f.function.clone(), f.line)).collect();
-    assert_eq!(stack, vec![("<module>".into(), 11), ("f".into(), 9), ("g".into(), 5)]);
+    let stack: Vec<(String, u32)> = trace
+        .tree
+        .state(10)
+        .stack
+        .iter()
+        .map(|f| (f.function.clone(), f.line))
+        .collect();
+    assert_eq!(
+        stack,
+        vec![("<module>".into(), 11), ("f".into(), 9), ("g".into(), 5)]
+    );
 }
 
 fn all_actions(lines: &[u32]) -> Vec<Action> {
@@ -703,27 +784,52 @@ fn all_actions(lines: &[u32]) -> Vec<Action> {
 
 #[test]
 fn the_trace_language_round_trips_every_outcome_of_every_program() {
-    let mut runs: Vec<Trace> =
-        cases().iter().map(|c| record(c.name, c.call, &c.limits)).collect();
-    runs.push(record("nonterminating", None, &Limits { max_events: 20, ..Limits::default() }));
+    let mut runs: Vec<Trace> = cases()
+        .iter()
+        .map(|c| record(c.name, c.call, &c.limits))
+        .collect();
+    runs.push(record(
+        "nonterminating",
+        None,
+        &Limits {
+            max_events: 20,
+            ..Limits::default()
+        },
+    ));
     let mut seen_events = std::collections::BTreeSet::new();
     let mut seen_outcomes = std::collections::BTreeSet::new();
     for run in &runs {
-        let lines: Vec<u32> = run.tree.states().iter().map(|s| s.line).step_by(3).collect();
+        let lines: Vec<u32> = run
+            .tree
+            .states()
+            .iter()
+            .map(|s| s.line)
+            .step_by(3)
+            .collect();
         for from in 0..run.tree.len() {
             let prev = run.tree.state(from);
             for action in all_actions(&lines) {
                 let outcome = run.tree.outcome(from, &action);
                 let text = render_outcome(Some(prev), Some(&action), &outcome);
-                let mut parsed = parse_outcome(&text, Some(prev))
-                    .unwrap_or_else(|e| panic!("{}: {action} from {from}: {e}\n{text}", run.program.path.display()));
+                let mut parsed = parse_outcome(&text, Some(prev)).unwrap_or_else(|e| {
+                    panic!(
+                        "{}: {action} from {from}: {e}\n{text}",
+                        run.program.path.display()
+                    )
+                });
                 if let (Some(state), Some(truth)) = (parsed.state().cloned(), outcome.state()) {
                     seen_events.insert(state.event);
                     if action.is_single_step() && !action.is_inverse() {
-                        assert_eq!(state.stack, truth.stack, "forward steps derive the stack exactly");
+                        assert_eq!(
+                            state.stack, truth.stack,
+                            "forward steps derive the stack exactly"
+                        );
                     }
                     // The stack is not written; the rest must come back exactly.
-                    let fixed = State { stack: truth.stack.clone(), ..state };
+                    let fixed = State {
+                        stack: truth.stack.clone(),
+                        ..state
+                    };
                     parsed = match parsed {
                         Outcome::Start { .. } => Outcome::Start { state: fixed },
                         _ => Outcome::State { state: fixed },
@@ -738,14 +844,28 @@ fn the_trace_language_round_trips_every_outcome_of_every_program() {
             }
         }
     }
-    assert_eq!(seen_events.len(), Event::ALL.len(), "every event kind round-trips");
-    assert_eq!(seen_outcomes.len(), 5, "states, starts and every kind of exit: {seen_outcomes:?}");
+    assert_eq!(
+        seen_events.len(),
+        Event::ALL.len(),
+        "every event kind round-trips"
+    );
+    assert_eq!(
+        seen_outcomes.len(),
+        5,
+        "states, starts and every kind of exit: {seen_outcomes:?}"
+    );
 }
 
 #[test]
 fn whole_episodes_render_with_their_targets() {
     let trace = record("recursion", Some("fact(3)"), &Limits::default());
-    let actions = [Action::StepInto, Action::StepOver, Action::StepInto, Action::StepReturn, Action::Continue];
+    let actions = [
+        Action::StepInto,
+        Action::StepOver,
+        Action::StepInto,
+        Action::StepReturn,
+        Action::Continue,
+    ];
     let mut at = 0;
     let mut steps = Vec::new();
     for action in actions {
@@ -755,13 +875,21 @@ fn whole_episodes_render_with_their_targets() {
         }
         steps.push((action, outcome));
     }
-    let (text, targets) = render_episode(&trace.program.source, Some("fact(3)"), trace.tree.state(0), &steps);
+    let (text, targets) = render_episode(
+        &trace.program.source,
+        Some("fact(3)"),
+        trace.tree.state(0),
+        &steps,
+    );
     assert!(text.starts_with("<|source|>\n1 def fact(n):\n"));
     assert_eq!(targets.len(), steps.len());
     let mut prev = trace.tree.state(0).clone();
     for (range, (_, outcome)) in targets.iter().zip(&steps) {
         let parsed = parse_outcome(&text[range.clone()], Some(&prev)).unwrap();
-        assert_eq!(parsed.state().map(|s| (s.event, s.line)), outcome.state().map(|s| (s.event, s.line)));
+        assert_eq!(
+            parsed.state().map(|s| (s.event, s.line)),
+            outcome.state().map(|s| (s.event, s.line))
+        );
         if let Some(state) = outcome.state() {
             prev = state.clone();
         }
@@ -773,21 +901,34 @@ fn whole_episodes_render_with_their_targets() {
 fn programs_that_cannot_run_fail_clearly() {
     use neural_model::TraceError;
     let limits = Limits::default();
-    let syntax = trace(&Program::load(&program_path("syntax_error"), None).unwrap(), &limits).unwrap_err();
+    let syntax = trace(
+        &Program::load(&program_path("syntax_error"), None).unwrap(),
+        &limits,
+    )
+    .unwrap_err();
     assert!(
         matches!(&syntax, TraceError::Program { kind, line: Some(1), .. } if kind == "SyntaxError"),
         "{syntax}"
     );
     let bad_call = Program::load(&program_path("recursion"), Some("fact(".into())).unwrap();
     let error = trace(&bad_call, &limits).unwrap_err().to_string();
-    assert!(error.contains("SyntaxError") && error.contains("call expression"), "{error}");
+    assert!(
+        error.contains("SyntaxError") && error.contains("call expression"),
+        "{error}"
+    );
 
     let missing = Program::load(&program_path("no_such_program"), None).unwrap_err();
-    assert!(matches!(missing, TraceError::Unreadable { .. }), "{missing}");
+    assert!(
+        matches!(missing, TraceError::Unreadable { .. }),
+        "{missing}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let latin1 = dir.path().join("latin1.py");
     std::fs::write(&latin1, b"s = 'caf\xe9'\n").unwrap();
     let error = Program::load(&latin1, None).unwrap_err();
-    assert!(matches!(error, TraceError::NotUtf8 { offset: 8, .. }), "{error}");
+    assert!(
+        matches!(error, TraceError::NotUtf8 { offset: 8, .. }),
+        "{error}"
+    );
 }
