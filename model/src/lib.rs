@@ -8,7 +8,11 @@
 pub mod action;
 pub mod data;
 pub mod language;
+#[cfg(feature = "neural")]
+pub mod net;
 pub mod state;
+#[cfg(feature = "neural")]
+pub mod tokenizer;
 pub mod tracer;
 pub mod tree;
 

@@ -1,0 +1,100 @@
+"""Regenerates the PyTorch parity fixtures in model/tests/fixtures/.
+
+Each fixture is a tiny random `transformers.LlamaForCausalLM` saved with
+`save_pretrained` (config.json + model.safetensors) and `expected.json`: a token
+sequence and the logits PyTorch computes for it. The Rust test `tests/parity.rs`
+loads the checkpoint with our burn model and compares logits.
+
+Weights are drawn larger than Llama's usual init (std 0.02) so that every part of the
+computation (rotary embeddings, norms, grouped heads) moves the logits well above the
+test tolerance.
+
+    python3 -m venv /tmp/pyref && /tmp/pyref/bin/pip install torch transformers safetensors
+    /tmp/pyref/bin/python model/scripts/make_parity_fixture.py
+"""
+
+import json
+import pathlib
+
+import torch
+import transformers
+from transformers import LlamaConfig, LlamaForCausalLM
+
+FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+
+VARIANTS = {
+    # Grouped-query attention (4 query heads over 2 key/value heads), separate lm_head, f32.
+    "tiny-llama-gqa": dict(
+        config=dict(
+            vocab_size=64,
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=64,
+            rms_norm_eps=1e-5,
+            rope_theta=500.0,
+            tie_word_embeddings=False,
+        ),
+        dtype=torch.float32,
+    ),
+    # One key/value head, tied embeddings, stored as bfloat16.
+    "tiny-llama-tied-bf16": dict(
+        config=dict(
+            vocab_size=64,
+            hidden_size=16,
+            intermediate_size=40,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=64,
+            rms_norm_eps=1e-6,
+            rope_theta=10000.0,
+            tie_word_embeddings=True,
+        ),
+        dtype=torch.bfloat16,
+    ),
+}
+
+TOKENS = [1, 17, 42, 5, 63, 0, 8, 8, 30, 12, 50, 3]
+
+
+def build(name, spec, seed):
+    torch.manual_seed(seed)
+    config = LlamaConfig(**spec["config"], attn_implementation="eager")
+    model = LlamaForCausalLM(config).eval()
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            if pname.endswith("norm.weight"):
+                p.copy_(1.0 + 0.2 * torch.randn_like(p))
+            else:
+                p.normal_(0.0, 0.3)
+
+    out = FIXTURES / name
+    out.mkdir(parents=True, exist_ok=True)
+    model.to(spec["dtype"]).save_pretrained(out, safe_serialization=True)
+
+    # The reference is what PyTorch computes from the checkpoint as stored, loaded in
+    # float32 (for bf16 this also keeps the rotary frequencies in float32, as a fresh
+    # load does, instead of the rounded copy `model.to(bfloat16)` would leave).
+    reference = LlamaForCausalLM.from_pretrained(out, dtype=torch.float32, attn_implementation="eager")
+    with torch.no_grad():
+        logits = reference.eval()(torch.tensor([TOKENS])).logits[0]
+    (out / "expected.json").write_text(
+        json.dumps(
+            {
+                "generated_by": f"transformers {transformers.__version__}, torch {torch.__version__}",
+                "tokens": TOKENS,
+                "logits": [[round(float(x), 7) for x in row] for row in logits],
+            }
+        )
+    )
+    # save_pretrained may write a generation_config.json we do not need.
+    (out / "generation_config.json").unlink(missing_ok=True)
+    print(name, "max |logit|", float(logits.abs().max()))
+
+
+if __name__ == "__main__":
+    for i, (name, spec) in enumerate(VARIANTS.items()):
+        build(name, spec, seed=i)

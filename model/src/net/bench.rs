@@ -1,0 +1,356 @@
+//! Speed of the model on this machine, in the pattern a debugging session uses: read
+//! the program's source once (prefill), then for each step read the action and decode
+//! the next state token by token.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use burn::tensor::backend::{AutodiffBackend, Backend};
+
+use super::cache::KvCache;
+use super::checkpoint::load_checkpoint;
+use super::config::LlamaConfig;
+use super::decoder::Llama;
+use super::generate::{greedy, Allowed};
+use super::train_step::{TrainBatch, Trainer, TrainerConfig};
+use super::Error;
+
+/// Which model to time.
+#[derive(Debug, Clone)]
+pub enum BenchModel {
+    /// A checkpoint directory (`config.json` + `model.safetensors`).
+    Checkpoint(PathBuf),
+    /// Random weights of the given shape, with a name for the table.
+    Random { name: String, config: LlamaConfig },
+}
+
+impl BenchModel {
+    /// The ~5M and ~20M random models with a 4096-token vocabulary.
+    pub fn random_presets() -> Vec<Self> {
+        vec![
+            BenchModel::Random {
+                name: "random-5M".into(),
+                config: LlamaConfig::small_5m(4096),
+            },
+            BenchModel::Random {
+                name: "random-20M".into(),
+                config: LlamaConfig::medium_20m(4096),
+            },
+        ]
+    }
+}
+
+/// The session to simulate.
+#[derive(Debug, Clone, Copy)]
+pub struct BenchOptions {
+    /// Tokens of program source read once at the start.
+    pub prefix_tokens: usize,
+    /// Tokens read per step before decoding (the action).
+    pub action_tokens: usize,
+    /// Tokens decoded per step (one predicted state).
+    pub state_tokens: usize,
+    /// Steps timed; the context grows by `action_tokens + state_tokens` each step.
+    pub steps: usize,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        Self {
+            prefix_tokens: 256,
+            action_tokens: 8,
+            state_tokens: 40,
+            steps: 20,
+        }
+    }
+}
+
+/// One model's timings.
+#[derive(Debug, Clone)]
+pub struct BenchRow {
+    pub name: String,
+    pub parameters: usize,
+    pub prefill_ms: f64,
+    /// One step: read the action, decode the state.
+    pub step_ms_p50: f64,
+    pub step_ms_p95: f64,
+    pub token_ms_p50: f64,
+    pub token_ms_p95: f64,
+    /// Decoded tokens per second over all steps.
+    pub tokens_per_s: f64,
+    /// Context length after the last step.
+    pub final_context: usize,
+    /// The process's peak resident memory so far (VmHWM), if the OS reports it.
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// The bench's result, printable as a Markdown table.
+#[derive(Debug, Clone)]
+pub struct BenchTable {
+    pub machine: String,
+    pub backend: String,
+    pub options: BenchOptions,
+    pub rows: Vec<BenchRow>,
+}
+
+/// Times each model on `device`; the models are timed one after the other in this
+/// process, so the peak memory column only grows.
+pub fn bench<B: Backend>(
+    models: &[BenchModel],
+    options: BenchOptions,
+    device: &B::Device,
+) -> Result<BenchTable, Error> {
+    let mut rows = Vec::new();
+    for model in models {
+        let (name, config, llama) = match model {
+            BenchModel::Checkpoint(dir) => {
+                let (config, llama) = load_checkpoint::<B>(dir, device)?;
+                (dir.display().to_string(), config, llama)
+            }
+            BenchModel::Random { name, config } => (
+                name.clone(),
+                config.clone(),
+                Llama::<B>::init(config, device)?,
+            ),
+        };
+        rows.push(bench_one(&name, &config, &llama, options)?);
+    }
+    Ok(BenchTable {
+        machine: machine_name(),
+        backend: std::any::type_name::<B>().to_string(),
+        options,
+        rows,
+    })
+}
+
+fn bench_one<B: Backend>(
+    name: &str,
+    config: &LlamaConfig,
+    model: &Llama<B>,
+    o: BenchOptions,
+) -> Result<BenchRow, Error> {
+    let needed = o.prefix_tokens + o.steps * (o.action_tokens + o.state_tokens);
+    if needed > model.max_positions() {
+        return Err(Error::ContextFull {
+            needed,
+            max: model.max_positions(),
+        });
+    }
+    // Arbitrary but fixed token ids standing in for source and actions.
+    let ids = |n: usize, seed: usize| -> Vec<u32> {
+        (0..n)
+            .map(|i| ((i * 7919 + seed * 104_729) % config.vocab_size) as u32)
+            .collect()
+    };
+
+    // Warm-up: the first calls allocate and start threads.
+    let mut warm = KvCache::new();
+    greedy(model, &mut warm, &ids(16, 0), 4, &[], |_| Allowed::Any)?;
+
+    let mut cache = KvCache::new();
+    let start = Instant::now();
+    model.extend(&ids(o.prefix_tokens, 1), &mut cache)?;
+    let prefill_ms = start.elapsed().as_secs_f64() * 1e3;
+
+    let mut step_ms = Vec::new();
+    let mut token_ms = Vec::new();
+    let mut decoded = 0usize;
+    let mut decoding_s = 0.0;
+    for step in 0..o.steps {
+        let step_start = Instant::now();
+        let mut last = Instant::now();
+        // Time each token through the constraint callback, which runs once per token.
+        let out = greedy(
+            model,
+            &mut cache,
+            &ids(o.action_tokens, step + 2),
+            o.state_tokens,
+            &[],
+            |so_far| {
+                let now = Instant::now();
+                if !so_far.is_empty() {
+                    token_ms.push((now - last).as_secs_f64() * 1e3);
+                }
+                last = now;
+                Allowed::Any
+            },
+        )?;
+        let elapsed = step_start.elapsed().as_secs_f64();
+        step_ms.push(elapsed * 1e3);
+        decoded += out.tokens.len();
+        decoding_s += elapsed;
+        // Read the last decoded token too, as the next step would.
+        model.decode_step(*out.tokens.last().expect("state_tokens > 0"), &mut cache)?;
+    }
+    Ok(BenchRow {
+        name: name.to_string(),
+        parameters: config.num_parameters(),
+        prefill_ms,
+        step_ms_p50: percentile(&mut step_ms, 0.50),
+        step_ms_p95: percentile(&mut step_ms, 0.95),
+        token_ms_p50: percentile(&mut token_ms, 0.50),
+        token_ms_p95: percentile(&mut token_ms, 0.95),
+        tokens_per_s: decoded as f64 / decoding_s,
+        final_context: cache.len(),
+        peak_rss_mib: peak_rss_mib(),
+    })
+}
+
+/// Training throughput of one configuration.
+#[derive(Debug, Clone)]
+pub struct TrainBenchRow {
+    pub parameters: usize,
+    pub batch: usize,
+    pub seq: usize,
+    pub step_ms_p50: f64,
+    pub tokens_per_s: f64,
+    pub first_loss: f32,
+    pub last_loss: f32,
+}
+
+/// Times `steps` optimiser steps on one fixed random batch (after one warm-up step);
+/// the loss falling shows the step learns.
+pub fn bench_train<B: AutodiffBackend>(
+    config: &LlamaConfig,
+    batch: usize,
+    seq: usize,
+    steps: usize,
+    device: &B::Device,
+) -> Result<TrainBenchRow, Error> {
+    let mut model = Llama::<B>::init(config, device)?;
+    let mut trainer = Trainer::<B>::new(TrainerConfig::default());
+    let tokens: Vec<u32> = (0..batch * seq)
+        .map(|i| ((i * 7919) % config.vocab_size) as u32)
+        .collect();
+    let loss_mask = (0..batch * seq).map(|i| i % seq >= seq / 2).collect();
+    let data = TrainBatch {
+        tokens,
+        loss_mask,
+        batch,
+        seq,
+    };
+    let (warmed, first) = trainer.step(model, &data, 1e-3)?;
+    model = warmed;
+    let mut times = Vec::new();
+    let mut last_loss = first.loss;
+    for _ in 0..steps {
+        let start = Instant::now();
+        let (next, stats) = trainer.step(model, &data, 1e-3)?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        model = next;
+        last_loss = stats.loss;
+    }
+    let total_s: f64 = times.iter().sum::<f64>() / 1e3;
+    Ok(TrainBenchRow {
+        parameters: config.num_parameters(),
+        batch,
+        seq,
+        step_ms_p50: percentile(&mut times, 0.5),
+        tokens_per_s: (steps * batch * seq) as f64 / total_s,
+        first_loss: first.loss,
+        last_loss,
+    })
+}
+
+fn percentile(values: &mut [f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let index = ((values.len() - 1) as f64 * q).round() as usize;
+    values[index]
+}
+
+/// VmHWM from /proc/self/status, in MiB (Linux only).
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+fn machine_name() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{cpu}, {threads} threads")
+}
+
+impl fmt::Display for BenchTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let o = &self.options;
+        writeln!(f, "machine: {}", self.machine)?;
+        writeln!(f, "backend: {}", self.backend)?;
+        writeln!(
+            f,
+            "session: prefix {} tokens, then {} steps of {} action tokens + {} decoded state tokens",
+            o.prefix_tokens, o.steps, o.action_tokens, o.state_tokens
+        )?;
+        writeln!(f)?;
+        writeln!(
+            f,
+            "| model | params | prefill ms | step ms p50 | step ms p95 | ms/token p50 | ms/token p95 | tokens/s | final context | peak RSS MiB |"
+        )?;
+        writeln!(f, "|---|---|---|---|---|---|---|---|---|---|")?;
+        for r in &self.rows {
+            let rss = r
+                .peak_rss_mib
+                .map_or("n/a".to_string(), |m| format!("{m:.0}"));
+            writeln!(
+                f,
+                "| {} | {:.1}M | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0} | {} | {} |",
+                r.name,
+                r.parameters as f64 / 1e6,
+                r.prefill_ms,
+                r.step_ms_p50,
+                r.step_ms_p95,
+                r.token_ms_p50,
+                r.token_ms_p95,
+                r.tokens_per_s,
+                r.final_context,
+                rss
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_pick_from_the_sorted_values() {
+        let mut v = vec![5.0, 1.0, 3.0, 2.0, 4.0];
+        assert_eq!(percentile(&mut v, 0.5), 3.0);
+        assert_eq!(percentile(&mut v, 0.95), 5.0);
+        assert!(percentile(&mut [], 0.5).is_nan());
+    }
+
+    #[test]
+    fn a_tiny_bench_fills_every_column() {
+        let config = LlamaConfig::new(64, 32, 64, 2, 4, 2);
+        let models = [BenchModel::Random {
+            name: "tiny".into(),
+            config,
+        }];
+        let options = BenchOptions {
+            prefix_tokens: 10,
+            action_tokens: 2,
+            state_tokens: 3,
+            steps: 2,
+        };
+        let table = bench::<super::super::Cpu>(&models, options, &Default::default()).unwrap();
+        let row = &table.rows[0];
+        assert_eq!(row.final_context, 10 + 2 * (2 + 3));
+        assert!(row.token_ms_p50 > 0.0 && row.tokens_per_s > 0.0);
+        assert!(table.to_string().contains("| tiny |"));
+    }
+}
