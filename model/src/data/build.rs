@@ -49,7 +49,7 @@ pub struct DatasetOptions {
     #[arg(long)]
     pub corpus: Vec<PathBuf>,
     /// Episodes sampled from each traced program.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 3)]
     pub episodes_per_program: usize,
     /// Most actions in one episode.
     #[arg(long, default_value_t = 32)]
@@ -607,7 +607,7 @@ mod tests {
             manifest.totals.traced + manifest.totals.failures.values().sum::<usize>(),
             27
         );
-        assert!(manifest.totals.episodes >= 2 * 24);
+        assert!(manifest.totals.episodes >= 3 * 24);
         assert_eq!(
             manifest.totals.actions.values().sum::<usize>(),
             manifest.totals.steps

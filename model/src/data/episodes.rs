@@ -2,7 +2,7 @@
 //!
 //! An episode is the program (and its call), a start state, then (action, outcome)
 //! pairs read off the state tree. Each episode draws its actions from one of two
-//! mixtures, half the episodes each (the paper's "equal mix"):
+//! mixtures, which the paper mixes equally:
 //! - **(a) mixed**: step_into .35, step_over .10, step_return .20, breakpoint .10,
 //!   continue .05 as printed in the paper; that sums to .80, and our choice for the other
 //!   .20 is the inverse actions, which the paper also trains but whose weights it does
@@ -10,6 +10,10 @@
 //!   inv_breakpoint .04 (the single steps back most often, as stepBack is the common
 //!   request; inv_step_call is what input prediction needs).
 //! - **(b) single steps**: step_into .5, step_over .5.
+//!
+//! "Equally" is taken as half the *actions* each, not half the episodes: mixed walks end
+//! much sooner (continue, a step_return or breakpoint off the end; about 7 actions
+//! against 20 measured on generated programs), so three episodes in four are mixed.
 //!
 //! A walk starts at the run's first state, or (a quarter of the time) at a random state,
 //! given in full, so that predictions deep into long runs are learned too. It ends when
@@ -32,6 +36,8 @@ use std::ops::Range;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Mixture {
     pub name: String,
+    /// Chance of an episode using this mixture, relative to the others.
+    pub share: f64,
     pub weights: [f64; 9],
 }
 
@@ -40,6 +46,7 @@ impl Mixture {
     pub fn mixed() -> Self {
         Mixture {
             name: "mixed".into(),
+            share: 0.75,
             weights: [0.35, 0.10, 0.20, 0.10, 0.05, 0.06, 0.06, 0.04, 0.04],
         }
     }
@@ -48,6 +55,7 @@ impl Mixture {
     pub fn single_steps() -> Self {
         Mixture {
             name: "single_steps".into(),
+            share: 0.25,
             weights: [0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         }
     }
@@ -56,7 +64,7 @@ impl Mixture {
 /// How episodes are drawn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeOptions {
-    /// The mixtures to draw from, one per episode, with equal chance.
+    /// The mixtures to draw from, one per episode, by their shares.
     pub mixtures: Vec<Mixture>,
     /// Most actions in one episode.
     pub max_steps: usize,
@@ -114,7 +122,7 @@ pub fn sample_episode<R: Rng>(
     if tree.is_empty() {
         return None;
     }
-    let mixture = options.mixtures.choose(rng)?;
+    let mixture = options.mixtures.choose_weighted(rng, |m| m.share).ok()?;
     let start_index = if rng.random_bool(options.random_start.clamp(0.0, 1.0)) {
         rng.random_range(0..tree.len())
     } else {
@@ -339,7 +347,7 @@ mod tests {
             }
         }
         assert!(
-            by_mixture["mixed"] > 150 && by_mixture["single_steps"] > 150,
+            by_mixture["mixed"] > 250 && by_mixture["single_steps"] > 60,
             "{by_mixture:?}"
         );
         assert!(
