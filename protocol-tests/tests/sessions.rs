@@ -659,3 +659,24 @@ fn two_tcp_sessions_run_at_once_and_independently() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+#[test]
+fn a_launch_can_be_cancelled_while_it_records() {
+    let mut client = Client::stdio();
+    client.ok("initialize", json!({ "adapterID": "neural", "supportsProgressReporting": true }));
+    // Launch and cancel in one write: the cancel is read long before the 3 s program
+    // could finish recording.
+    let launch = json!({ "seq": 100, "type": "request", "command": "launch",
+                         "arguments": { "program": program("slow.py"), "engine": "trace" } });
+    let cancel = json!({ "seq": 101, "type": "request", "command": "cancel", "arguments": { "requestId": 100 } });
+    let mut bytes = frame(&launch);
+    bytes.extend(frame(&cancel));
+    client.send_raw(&bytes);
+    let launched = client.response_to(100);
+    assert_eq!(launched["success"], false);
+    assert_eq!(launched["message"], "cancelled");
+    assert_eq!(client.response_to(101)["success"], true);
+    let progress: Vec<&str> = client.received.iter().filter_map(|m| m["event"].as_str()).filter(|e| e.starts_with("progress")).collect();
+    assert_eq!(progress, ["progressStart", "progressEnd"]);
+    client.finish();
+}

@@ -1,0 +1,4 @@
+import time
+
+time.sleep(3)
+print("done")
