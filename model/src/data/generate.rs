@@ -1707,6 +1707,74 @@ mod tests {
         );
     }
 
+    /// Every construct the generator promises shows up in a few hundred programs.
+    #[test]
+    fn programs_cover_what_real_code_does() {
+        let sources: Vec<String> = (0..300)
+            .map(|seed| generate(seed, &GenConfig::level(1 + (seed % 3) as u32)).source)
+            .collect();
+        let features: &[(&str, &[&str])] = &[
+            ("for loop", &["for "]),
+            ("while loop", &["while "]),
+            ("break", &["break"]),
+            ("continue", &["continue"]),
+            ("for/else", &["print('no break'"]),
+            ("if/elif/else", &["elif "]),
+            ("comprehension", &[" for v in ", " for w in "]),
+            ("slicing", &["[::-1]", "[::2]", ":4]"]),
+            ("class", &["class "]),
+            ("inheritance", &["super().__init__"]),
+            ("nested function", &["    def "]),
+            ("nonlocal", &["nonlocal "]),
+            (
+                "caught exception",
+                &["except ValueError", "except IndexError", "except KeyError"],
+            ),
+            ("raise", &["raise "]),
+            ("finally", &["finally:"]),
+            (
+                "sort with key",
+                &["key=len", "key=lambda", "key=str.lower", ".get)"],
+            ),
+            ("string method", &[".upper()", ".split()", ".replace("]),
+            ("dict method", &[".items()", ".get("]),
+            ("set", &["set(", ".add("]),
+            ("tuple unpacking", &[", r = ", " = divmod(", "lo, hi"]),
+            ("f-string", &["f\""]),
+            ("print", &["print("]),
+            ("early return", &["        return "]),
+            (
+                "module constant",
+                &["LIMIT = ", "BASE = ", "STEP = ", "OFFSET = "],
+            ),
+        ];
+        for (feature, marks) in features {
+            let count = sources
+                .iter()
+                .filter(|s| marks.iter().any(|m| s.contains(m)))
+                .count();
+            assert!(count >= 3, "{feature}: in {count} programs of 300");
+        }
+        let recursive = sources
+            .iter()
+            .filter(|s| {
+                s.lines().filter_map(|l| l.strip_prefix("def ")).any(|def| {
+                    let name = def.split('(').next().unwrap();
+                    let body: String = s
+                        .split(&format!("def {name}("))
+                        .nth(1)
+                        .unwrap()
+                        .lines()
+                        .skip(1)
+                        .take_while(|l| l.starts_with(' ') || l.is_empty())
+                        .collect();
+                    body.contains(&format!("{name}("))
+                })
+            })
+            .count();
+        assert!(recursive >= 10, "recursion in {recursive} programs of 300");
+    }
+
     #[test]
     fn harder_levels_write_longer_programs() {
         let mean_lines = |level| {
