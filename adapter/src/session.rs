@@ -63,8 +63,9 @@ pub enum StopReason {
 /// The result of a move.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Move {
-    /// Stopped at `stop`; `stdout` is what the program printed on the way (empty when
-    /// the stop was shown before: its output was already given).
+    /// Stopped at `stop`; `stdout` is what the program printed on the way and was not
+    /// given before (engines that know the run's order give each piece once; for
+    /// others, a stop shown before prints nothing).
     Stopped {
         stop: StopId,
         reason: StopReason,
@@ -92,12 +93,16 @@ pub struct Session {
     moves: HashMap<(StopId, Action), StopId>,
     current: StopId,
     ended: Option<Exit>,
+    /// For engines that know the run's order: the furthest position whose stdout has
+    /// been given, so that moving back and forth prints each piece once.
+    printed_through: Option<u64>,
 }
 
 impl Session {
     /// Start at the engine's entry state (blocking).
     pub fn new(engine: Arc<dyn Engine>, program: Program) -> Result<Self, EngineError> {
         let entry = engine.entry()?;
+        let entry_key = entry.key;
         let mut session = Session {
             engine,
             program,
@@ -108,7 +113,9 @@ impl Session {
             moves: HashMap::new(),
             current: 0,
             ended: None,
+            printed_through: None,
         };
+        session.printed_through = session.engine.order(entry_key);
         session.record(Stop {
             position: entry,
             probability: None,
@@ -269,26 +276,38 @@ impl Session {
             probability,
             confidence,
         } = prediction;
+        let from_key = self.history[from].position.key;
         let (state, reason) = match outcome {
             Outcome::Exit { exit, stdout } => {
                 self.ended = Some(exit.clone());
+                let stdout = self.unprinted(from_key, None, stdout).unwrap_or_else(|s| s);
                 return Ok(Move::Exited { exit, stdout });
             }
             Outcome::Start { state } => (state, StopReason::Entry),
             Outcome::State { state } => (state, reason),
         };
+        let printed = if action.is_inverse() {
+            String::new()
+        } else {
+            state.stdout.clone()
+        };
         let (to, stdout) = match self.by_key.get(&key) {
-            Some(&known) => (known, String::new()),
+            // Shown before: its output too, unless the engine's order says otherwise.
+            Some(&known) => (
+                known,
+                self.unprinted(from_key, Some(key), printed)
+                    .unwrap_or_default(),
+            ),
             None => {
-                let stdout = state.stdout.clone();
-                (
-                    self.record(Stop {
-                        position: Position { state, key },
-                        probability,
-                        confidence,
-                    }),
-                    stdout,
-                )
+                let stdout = self
+                    .unprinted(from_key, Some(key), printed)
+                    .unwrap_or_else(|s| s);
+                let stop = Stop {
+                    position: Position { state, key },
+                    probability,
+                    confidence,
+                };
+                (self.record(stop), stdout)
             }
         };
         if !stops.any() {
@@ -319,6 +338,41 @@ impl Session {
         self.by_key
             .insert(self.history[self.current].position.key, self.current);
         Ok(self.current())
+    }
+
+    /// The part of `stdout` (printed between `from` and `to`, `None` for the end) not
+    /// given before. `Ok` when the engine knows the run's order, `Err(stdout)` as it
+    /// came when it does not.
+    fn unprinted(
+        &mut self,
+        from: PositionKey,
+        to: Option<PositionKey>,
+        stdout: String,
+    ) -> Result<String, String> {
+        let engine = self.engine.clone();
+        let (Some(through), Some(from)) = (self.printed_through, engine.order(from)) else {
+            return Err(stdout);
+        };
+        let to = match to {
+            Some(key) => match engine.order(key) {
+                Some(order) => order,
+                None => return Err(stdout),
+            },
+            None => u64::MAX,
+        };
+        if to <= through {
+            return Ok(String::new());
+        }
+        self.printed_through = Some(to);
+        if from >= through {
+            return Ok(stdout);
+        }
+        // From behind what was printed: drop the part already given.
+        let given = engine.printed(from, through).unwrap_or_default();
+        Ok(stdout
+            .strip_prefix(given.as_str())
+            .map(str::to_string)
+            .unwrap_or(stdout))
     }
 
     fn record(&mut self, stop: Stop) -> StopId {

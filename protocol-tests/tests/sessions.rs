@@ -663,7 +663,10 @@ fn two_tcp_sessions_run_at_once_and_independently() {
 #[test]
 fn a_launch_can_be_cancelled_while_it_records() {
     let mut client = Client::stdio();
-    client.ok("initialize", json!({ "adapterID": "neural", "supportsProgressReporting": true }));
+    client.ok(
+        "initialize",
+        json!({ "adapterID": "neural", "supportsProgressReporting": true }),
+    );
     // Launch and cancel in one write: the cancel is read long before the 3 s program
     // could finish recording.
     let launch = json!({ "seq": 100, "type": "request", "command": "launch",
@@ -676,7 +679,35 @@ fn a_launch_can_be_cancelled_while_it_records() {
     assert_eq!(launched["success"], false);
     assert_eq!(launched["message"], "cancelled");
     assert_eq!(client.response_to(101)["success"], true);
-    let progress: Vec<&str> = client.received.iter().filter_map(|m| m["event"].as_str()).filter(|e| e.starts_with("progress")).collect();
+    let progress: Vec<&str> = client
+        .received
+        .iter()
+        .filter_map(|m| m["event"].as_str())
+        .filter(|e| e.starts_with("progress"))
+        .collect();
     assert_eq!(progress, ["progressStart", "progressEnd"]);
+    client.finish();
+}
+
+#[test]
+fn output_is_given_once_however_the_user_travels() {
+    let mut client = Client::stdio();
+    client.start(&program("nested.py"), &[3], no_entry());
+    client.step("continue").unwrap();
+    client.step("continue").unwrap();
+    assert_eq!(client.stdout(), "step 0 0\nstep 1 2\n");
+    client.step("reverseContinue").unwrap();
+    client.step("reverseContinue").unwrap();
+    assert_eq!(local(&mut client, "x"), "0");
+    // Forward over unseen states between hits, then on to the end.
+    client.step("stepOut").unwrap();
+    client.step("next").unwrap();
+    assert_eq!(client.stdout(), "step 0 0\nstep 1 2\n", "no output twice");
+    client.ok(
+        "setBreakpoints",
+        json!({ "source": { "path": program("nested.py") }, "breakpoints": [] }),
+    );
+    assert!(client.step("continue").is_none());
+    assert_eq!(client.stdout(), "step 0 0\nstep 1 2\nstep 2 6\nresult 6\n");
     client.finish();
 }

@@ -100,6 +100,21 @@ pub trait Engine: Send + Sync {
     /// the edited position, on which later predictions condition.
     fn edit(&self, at: &Position, name: &str, value: &str) -> Result<Position, EngineError>;
 
+    /// Where a position falls in the run's order, for engines that know it (the trace
+    /// engine: the state's index). With [`Engine::printed`] it lets the session print
+    /// each piece of stdout once, however the user moves back and forth.
+    fn order(&self, key: PositionKey) -> Option<u64> {
+        let _ = key;
+        None
+    }
+
+    /// What the program printed after the position of order `from` up to and
+    /// including that of order `to`, for engines that know [`Engine::order`].
+    fn printed(&self, from: u64, to: u64) -> Option<String> {
+        let _ = (from, to);
+        None
+    }
+
     /// What the program wrote to stderr, if known (sent at the end of the run).
     fn stderr(&self) -> Option<String> {
         None

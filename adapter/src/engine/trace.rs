@@ -167,6 +167,20 @@ impl Engine for TraceEngine {
         )))
     }
 
+    fn order(&self, key: u64) -> Option<u64> {
+        Some(key)
+    }
+
+    fn printed(&self, from: u64, to: u64) -> Option<String> {
+        let last = self.tree().len().checked_sub(1)? as u64;
+        let (from, to) = (from.min(last) as usize, to.min(last) as usize);
+        Some(if to > from {
+            self.tree().stdout_between(from, to)
+        } else {
+            String::new()
+        })
+    }
+
     fn stderr(&self) -> Option<String> {
         Some(self.trace.stderr.clone()).filter(|s| !s.is_empty())
     }
