@@ -14,7 +14,7 @@
 use super::corpus::{self, CorpusStats, ScanOptions};
 use super::episodes::{sample_episode, Episode, EpisodeOptions};
 use super::generate::{generate, GenConfig};
-use super::shards::{self, Counts, ShardStats};
+use super::shards::{self, Counts, ShardStats, TokenCounter};
 use crate::tracer::{self, trace, Limits, Program, TraceError};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -218,6 +218,16 @@ pub fn split_of(source: &str, valid_percent: u64, test_percent: u64) -> &'static
 
 /// Build (or resume) the dataset that `options` describe; see the module docs.
 pub fn build_dataset(options: &DatasetOptions) -> anyhow::Result<Manifest> {
+    build_dataset_counting(options, None)
+}
+
+/// [`build_dataset`], also counting tokens with `tokens` (say, the model's tokenizer:
+/// `&|text| tokenizer.encode(text).map_or(0, |ids| ids.len())`). Target tokens are
+/// counted on the predicted parts alone, so they are approximate at the seams.
+pub fn build_dataset_counting(
+    options: &DatasetOptions,
+    tokens: Option<&TokenCounter>,
+) -> anyhow::Result<Manifest> {
     let started = Instant::now();
     if options.valid_percent + options.test_percent > 100 {
         anyhow::bail!("--valid-percent plus --test-percent is over 100");
@@ -301,7 +311,7 @@ pub fn build_dataset(options: &DatasetOptions) -> anyhow::Result<Manifest> {
                 })
                 .collect()
         });
-        let (stats, episodes) = shard_stats(name, split, results);
+        let (stats, episodes) = shard_stats(name, split, results, tokens);
         let stats = shards::write_shard(out, stats, &episodes)?;
         run.shards_built += 1;
         run.programs_traced += chunk.len();
@@ -446,7 +456,12 @@ fn run_job(
     }
 }
 
-fn shard_stats(name: &str, split: &str, results: Vec<JobResult>) -> (ShardStats, Vec<Episode>) {
+fn shard_stats(
+    name: &str,
+    split: &str,
+    results: Vec<JobResult>,
+    tokens: Option<&TokenCounter>,
+) -> (ShardStats, Vec<Episode>) {
     let mut stats = ShardStats {
         name: name.to_string(),
         split: split.to_string(),
@@ -463,7 +478,7 @@ fn shard_stats(name: &str, split: &str, results: Vec<JobResult>) -> (ShardStats,
                 counts.traced = 1;
                 counts.exits.insert(exit, 1);
                 for episode in sampled {
-                    counts.add_episode(&episode);
+                    counts.add_episode(&episode, tokens);
                     episodes.push(episode);
                 }
             }
@@ -594,7 +609,8 @@ mod tests {
             corpus: vec![dir.path().join("corpus")],
             ..small(&out)
         };
-        let manifest = build_dataset(&options).unwrap();
+        let words = |text: &str| text.split_whitespace().count();
+        let manifest = build_dataset_counting(&options, Some(&words)).unwrap();
 
         assert_eq!(manifest.totals.programs, 27);
         assert_eq!(manifest.sources["algos"].programs, 3);
@@ -611,6 +627,10 @@ mod tests {
         assert_eq!(
             manifest.totals.actions.values().sum::<usize>(),
             manifest.totals.steps
+        );
+        assert!(
+            0 < manifest.totals.target_tokens
+                && manifest.totals.target_tokens < manifest.totals.tokens
         );
         assert_eq!(manifest.run.shards_built, manifest.shards.len());
 
@@ -638,7 +658,7 @@ mod tests {
         // A second build skips every finished shard and rebuilds a lost one.
         let first = &manifest.shards[0];
         std::fs::remove_file(shards::stats_path(&out, &first.name)).unwrap();
-        let again = build_dataset(&options).unwrap();
+        let again = build_dataset_counting(&options, Some(&words)).unwrap();
         assert_eq!(again.run.shards_resumed, manifest.shards.len() - 1);
         assert_eq!(again.run.shards_built, 1);
         assert_eq!(again.totals, manifest.totals);

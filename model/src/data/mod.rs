@@ -11,7 +11,9 @@ pub mod episodes;
 pub mod generate;
 pub mod shards;
 
-pub use build::{build_dataset, split_of, DatasetOptions, Manifest, SPLITS};
+pub use build::{
+    build_dataset, build_dataset_counting, split_of, DatasetOptions, Manifest, SPLITS,
+};
 pub use episodes::{sample_episode, Episode, EpisodeOptions, Mixture};
 pub use generate::{generate, GenConfig, GeneratedProgram};
-pub use shards::read_shard;
+pub use shards::{read_shard, Counts, TokenCounter};

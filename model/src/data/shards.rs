@@ -29,6 +29,12 @@ pub struct Counts {
     pub chars: usize,
     /// Characters the model must predict (the outcomes).
     pub target_chars: usize,
+    /// Tokens of rendered text, and of the predicted parts, when the build was given a
+    /// tokenizer (else 0).
+    #[serde(default)]
+    pub tokens: usize,
+    #[serde(default)]
+    pub target_tokens: usize,
     /// Compressed bytes on disk.
     pub bytes: u64,
     /// Actions by name.
@@ -47,6 +53,8 @@ impl Counts {
         self.steps += other.steps;
         self.chars += other.chars;
         self.target_chars += other.target_chars;
+        self.tokens += other.tokens;
+        self.target_tokens += other.target_tokens;
         self.bytes += other.bytes;
         for (into, from) in [
             (&mut self.actions, &other.actions),
@@ -59,9 +67,16 @@ impl Counts {
         }
     }
 
-    /// Count one episode's steps and text.
-    pub fn add_episode(&mut self, episode: &Episode) {
+    /// Count one episode's steps and text (and tokens, with a token counter).
+    pub fn add_episode(&mut self, episode: &Episode, tokens: Option<&TokenCounter>) {
         let (text, targets) = episode.render();
+        if let Some(count) = tokens {
+            self.tokens += count(&text);
+            self.target_tokens += targets
+                .iter()
+                .map(|t| count(&text[t.clone()]))
+                .sum::<usize>();
+        }
         self.episodes += 1;
         self.steps += episode.steps.len();
         self.chars += text.len();
@@ -71,6 +86,9 @@ impl Counts {
         }
     }
 }
+
+/// Tokens in a text, by some tokenizer.
+pub type TokenCounter = dyn Fn(&str) -> usize + Sync;
 
 /// What a finished shard holds: its counts, overall and by source.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -204,7 +222,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let episodes: Vec<Episode> = (0..5).map(episode).collect();
         let mut counts = Counts::default();
-        episodes.iter().for_each(|e| counts.add_episode(e));
+        episodes.iter().for_each(|e| counts.add_episode(e, None));
         assert_eq!(
             (counts.episodes, counts.steps, counts.actions["continue"]),
             (5, 5, 5)
