@@ -219,7 +219,7 @@ impl View {
         let expression = expression.trim();
         let (name, steps) = parse_path(expression).ok_or_else(|| {
             ViewError::NotAvailable(format!(
-                "cannot evaluate {expression:?}: only names and attribute or subscript paths (a.b, a[0], a['k']) can be shown from a recorded state"
+                "not available: cannot evaluate {expression:?}; only names and attribute or subscript paths (a.b, a[0], a['k']) can be shown from a recorded state"
             ))
         })?;
         let value = match name.as_str() {

@@ -486,7 +486,7 @@ fn variables_expand_page_and_evaluate() {
             "evaluate",
             json!({ "expression": "len(points)", "frameId": 1 })
         )
-        .contains("cannot evaluate"));
+        .contains("not available"));
     assert!(client
         .fails("evaluate", json!({ "expression": "nope", "frameId": 1 }))
         .contains("not defined"));
@@ -709,5 +709,31 @@ fn output_is_given_once_however_the_user_travels() {
     );
     assert!(client.step("continue").is_none());
     assert_eq!(client.stdout(), "step 0 0\nstep 1 2\nstep 2 6\nresult 6\n");
+    client.finish();
+}
+
+#[test]
+fn a_program_that_never_ends_is_cut_and_said_so() {
+    let mut client = Client::stdio();
+    client.start(&program("forever.py"), &[3], no_entry());
+    assert_eq!(local(&mut client, "n"), "0");
+    client.ok(
+        "setBreakpoints",
+        json!({ "source": { "path": program("forever.py") }, "breakpoints": [] }),
+    );
+    assert!(client.step("continue").is_none());
+    let console: String = client
+        .received
+        .iter()
+        .filter(|m| m["event"] == "output" && m["body"]["category"] == "console")
+        .map(|m| m["body"]["output"].as_str().unwrap())
+        .collect();
+    assert!(console.contains("did not terminate"), "{console}");
+    let exited = client
+        .received
+        .iter()
+        .find(|m| m["event"] == "exited")
+        .unwrap();
+    assert_eq!(exited["body"]["exitCode"], 1);
     client.finish();
 }
