@@ -134,6 +134,26 @@ describe(`neural-dap conformance (engine ${ENGINE})`, { timeout: TIMEOUT_MS * 10
     assert.equal((await topFrameVariables(dc, back)).k, '0');
   });
 
+  it('program stdout arrives as output events, once, even after stepping back and forth', async () => {
+    let stdout = '';
+    dc.on('output', (e) => {
+      if (e.body.category === 'stdout') {
+        stdout += e.body.output;
+      }
+    });
+    await launchAndStop(dc, launchArgs(CALLS, { stopOnEntry: false }), {
+      breakpoints: { [CALLS]: [14] }, reason: 'breakpoint', line: 14,
+    });
+    assert.equal(stdout, '7\n');
+    await stepAndAssert(dc, dc.stepBackRequest(THREAD), 'step', { path: CALLS, line: 13 });
+    await stepAndAssert(dc, dc.nextRequest(THREAD), 'step', { path: CALLS, line: 14 });
+    assert.equal(stdout, '7\n');
+    // Line 14 is the loop header: clear the breakpoint to run to the end.
+    await dc.setBreakpointsRequest({ source: { path: CALLS }, breakpoints: [], lines: [] });
+    await Promise.all([dc.continueRequest(THREAD), dc.waitForEvent('terminated')]);
+    assert.equal(stdout, '7\ndone 10\n');
+  });
+
   it('launch with `call` debugs that call: entry in the function, arguments bound, then the end', async () => {
     const entry = await launchAndStop(dc, launchArgs(CALLS, { call: 'add(2, 5)' }), { reason: 'entry', line: 1 });
     assert.deepEqual(entry.body.stackFrames.map((f) => f.name), ['add']);
