@@ -175,37 +175,58 @@ impl Session {
                 StopReason::Step,
                 ExceptionStops::default(),
             ),
-            Step::Over => self.act(
-                &Action::StepOver,
-                StopReason::Step,
-                ExceptionStops::default(),
-            ),
-            Step::Out => match self.act(
-                &Action::StepReturn,
-                StopReason::Step,
-                ExceptionStops::default(),
-            )? {
-                Move::Stopped { stdout, .. } => match self.act(
+            Step::Over => {
+                if let Some(hit) = self.breakpoint_first(&[Action::StepOver])? {
+                    return Ok(hit);
+                }
+                self.act(
                     &Action::StepOver,
                     StopReason::Step,
                     ExceptionStops::default(),
-                )? {
-                    Move::Stopped {
-                        stop,
-                        reason,
-                        stdout: more,
-                    } => Ok(Move::Stopped {
-                        stop,
-                        reason,
-                        stdout: stdout + &more,
-                    }),
-                    Move::Exited { exit, stdout: more } => Ok(Move::Exited {
-                        exit,
-                        stdout: stdout + &more,
-                    }),
-                },
-                exited => Ok(exited),
-            },
+                )
+            }
+            Step::Out => {
+                // On a return (or an exception leaving the frame) the function is
+                // already at its end: only the move to the caller is left.
+                let at_end = matches!(
+                    self.current().state().event,
+                    Event::Return | Event::Exception
+                );
+                let actions: &[Action] = if at_end {
+                    &[Action::StepOver]
+                } else {
+                    &[Action::StepReturn, Action::StepOver]
+                };
+                if let Some(hit) = self.breakpoint_first(actions)? {
+                    return Ok(hit);
+                }
+                let mut printed = String::new();
+                let mut last = None;
+                for action in actions {
+                    match self.act(action, StopReason::Step, ExceptionStops::default())? {
+                        Move::Stopped {
+                            stop,
+                            reason,
+                            stdout,
+                        } => {
+                            printed.push_str(&stdout);
+                            last = Some((stop, reason));
+                        }
+                        Move::Exited { exit, stdout } => {
+                            return Ok(Move::Exited {
+                                exit,
+                                stdout: printed + &stdout,
+                            })
+                        }
+                    }
+                }
+                let (stop, reason) = last.expect("stepOut takes at least one action");
+                Ok(Move::Stopped {
+                    stop,
+                    reason,
+                    stdout: printed,
+                })
+            }
             Step::Continue => {
                 let action = if self.breakpoints.is_empty() {
                     Action::Continue
@@ -237,6 +258,44 @@ impl Session {
                 let action = Action::InvBreakpoint(self.breakpoints.clone());
                 self.act(&action, StopReason::Breakpoint, ExceptionStops::default())
             }
+        }
+    }
+
+    /// A breakpoint hit before the place that `actions` (taken in turn) lead to: the
+    /// move to it. Stepping over or out of code stops at breakpoints inside it, as in
+    /// every debugger. Needs an engine that knows the run's order (else `None`).
+    fn breakpoint_first(&mut self, actions: &[Action]) -> Result<Option<Move>, SessionError> {
+        let engine = self.engine.clone();
+        let here = self.current().position.clone();
+        if self.breakpoints.is_empty() || engine.order(here.key).is_none() {
+            return Ok(None);
+        }
+        let mut at = here.clone();
+        let mut end = u64::MAX;
+        for action in actions {
+            let prediction = engine.predict(&at, action)?;
+            let Some(state) = prediction.outcome.state() else {
+                end = u64::MAX;
+                break;
+            };
+            end = engine.order(prediction.key).unwrap_or(u64::MAX);
+            at = Position {
+                state: state.clone(),
+                key: prediction.key,
+            };
+        }
+        let hit_action = Action::Breakpoint(self.breakpoints.clone());
+        let hit = engine.predict(&here, &hit_action)?;
+        let hit_order = hit.outcome.state().and_then(|_| engine.order(hit.key));
+        match hit_order {
+            Some(order) if order < end => self
+                .act(
+                    &hit_action,
+                    StopReason::Breakpoint,
+                    ExceptionStops::default(),
+                )
+                .map(Some),
+            _ => Ok(None),
         }
     }
 
@@ -283,7 +342,16 @@ impl Session {
                 let stdout = self.unprinted(from_key, None, stdout).unwrap_or_else(|s| s);
                 return Ok(Move::Exited { exit, stdout });
             }
-            Outcome::Start { state } => (state, StopReason::Entry),
+            Outcome::Start { .. } => {
+                // Nothing earlier: the entry the session started at.
+                self.remember(from, action, 0);
+                self.current = 0;
+                return Ok(Move::Stopped {
+                    stop: 0,
+                    reason: StopReason::Entry,
+                    stdout: String::new(),
+                });
+            }
             Outcome::State { state } => (state, reason),
         };
         let printed = if action.is_inverse() {
@@ -539,6 +607,32 @@ mod tests {
         assert_eq!(line(&s), (Event::Line, 6));
         s.step(Step::Out).unwrap();
         assert_eq!(line(&s), (Event::Line, 2));
+    }
+
+    #[test]
+    fn step_out_from_a_return_goes_straight_to_the_caller() {
+        let mut s = session();
+        s.set_breakpoints([6].into_iter().collect());
+        s.step(Step::Continue).unwrap();
+        s.step(Step::Over).unwrap();
+        assert_eq!(line(&s), (Event::Return, 6));
+        s.step(Step::Out).unwrap();
+        assert_eq!(line(&s), (Event::Line, 2));
+    }
+
+    #[test]
+    fn step_over_stops_at_a_breakpoint_inside_the_call() {
+        let mut s = session();
+        s.set_breakpoints([6].into_iter().collect());
+        let moved = s.step(Step::Over).unwrap();
+        assert!(matches!(
+            moved,
+            Move::Stopped {
+                reason: StopReason::Breakpoint,
+                ..
+            }
+        ));
+        assert_eq!(line(&s), (Event::Line, 6));
     }
 
     #[test]

@@ -737,3 +737,38 @@ fn a_program_that_never_ends_is_cut_and_said_so() {
     assert_eq!(exited["body"]["exitCode"], 1);
     client.finish();
 }
+
+#[test]
+fn next_and_step_out_stop_at_breakpoints_in_the_code_they_skip() {
+    let mut client = Client::stdio();
+    let entry = client.start(&program("nested.py"), &[], json!({}));
+    assert_eq!(entry["body"]["reason"], "entry");
+    assert_eq!(client.top(), ("<module>".into(), 1));
+    client.step("next").unwrap();
+    assert_eq!(
+        client.top(),
+        ("<module>".into(), 13),
+        "the first next moves on from the entry"
+    );
+    client.ok(
+        "setBreakpoints",
+        json!({ "source": { "path": program("nested.py") }, "breakpoints": [{ "line": 3 }] }),
+    );
+    let hit = client.step("next").unwrap();
+    assert_eq!(hit["body"]["reason"], "breakpoint");
+    assert_eq!(client.top(), ("inner".into(), 3));
+    client.step("next").unwrap();
+    // On `return y`: next shows the return itself, then stepOut goes to the caller.
+    client.step("next").unwrap();
+    assert_eq!(client.top(), ("inner".into(), 4));
+    let scopes = client.ok("scopes", json!({ "frameId": 1 }));
+    assert_eq!(scopes["scopes"][1]["name"], "Return value");
+    client.step("stepOut").unwrap();
+    assert_eq!(client.top(), ("outer".into(), 9));
+    // stepOut of outer passes inner's breakpoint on the next iteration: it stops there.
+    let hit = client.step("stepOut").unwrap();
+    assert_eq!(hit["body"]["reason"], "breakpoint");
+    assert_eq!(client.top(), ("inner".into(), 3));
+    assert_eq!(local(&mut client, "x"), "1");
+    client.finish();
+}

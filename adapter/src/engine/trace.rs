@@ -9,18 +9,41 @@ use neural_model::{
 
 pub struct TraceEngine {
     trace: Trace,
+    /// The first state shown: the module's `call` state (line 0, nothing bound yet)
+    /// is skipped, so the entry is the first line of the script. In call mode the
+    /// entry is the call itself, with its arguments.
+    first: usize,
 }
 
 impl TraceEngine {
     /// Record `program` (blocking: runs Python; call it off the async runtime).
     pub fn record(program: &Program, limits: &Limits) -> Result<Self, neural_model::TraceError> {
-        Ok(TraceEngine {
-            trace: trace(program, limits)?,
-        })
+        Ok(Self::from_trace(trace(program, limits)?))
     }
 
     pub fn from_trace(trace: Trace) -> Self {
-        TraceEngine { trace }
+        let states = trace.tree.states();
+        let module_call = states
+            .first()
+            .is_some_and(|s| s.event == Event::Call && s.depth == 0 && s.function == "<module>");
+        let first = if module_call && states.len() > 1 {
+            1
+        } else {
+            0
+        };
+        TraceEngine { trace, first }
+    }
+
+    /// The entry, as an inverse action that finds nothing earlier reports it.
+    fn start(&self) -> Prediction {
+        let mut state = self.tree().state(self.first).clone();
+        state.stdout.clear();
+        Prediction {
+            outcome: Outcome::Start { state },
+            key: self.first as u64,
+            probability: None,
+            confidence: None,
+        }
     }
 
     fn tree(&self) -> &StateTree {
@@ -107,16 +130,18 @@ impl Engine for TraceEngine {
             )));
         }
         Ok(Position {
-            state: self.tree().state(0).clone(),
-            key: 0,
+            state: self.tree().state(self.first).clone(),
+            key: self.first as u64,
         })
     }
 
     fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
         let index = self.index(from)?;
         let key = match self.tree().transition(index, action) {
+            Transition::To(to) if to < self.first => return Ok(self.start()),
+            Transition::Start => return Ok(self.start()),
             Transition::To(to) => to as u64,
-            Transition::Start | Transition::End => 0,
+            Transition::End => 0,
         };
         let outcome = self.tree().outcome(index, action);
         Ok(Prediction {
