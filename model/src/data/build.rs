@@ -171,6 +171,69 @@ impl Manifest {
             .with_context(|| format!("{} is not a dataset manifest", path.display()))
     }
 
+    /// A short report for the terminal: counts per split and source, failures, speed.
+    pub fn summary(&self) -> String {
+        use std::fmt::Write as _;
+        let mut text = String::new();
+        let row = |text: &mut String, name: &str, c: &Counts| {
+            let _ = writeln!(
+                text,
+                "{name:<16} {:>8} {:>8} {:>9} {:>9} {:>12} {:>11}",
+                c.programs, c.traced, c.episodes, c.steps, c.chars, c.bytes
+            );
+        };
+        let _ = writeln!(
+            text,
+            "{:<16} {:>8} {:>8} {:>9} {:>9} {:>12} {:>11}",
+            "", "programs", "traced", "episodes", "actions", "characters", "bytes"
+        );
+        for split in SPLITS {
+            if let Some(counts) = self.splits.get(split) {
+                row(&mut text, split, counts);
+            }
+        }
+        for (origin, counts) in &self.sources {
+            row(
+                &mut text,
+                origin,
+                &Counts {
+                    bytes: 0,
+                    ..counts.clone()
+                },
+            );
+        }
+        row(&mut text, "total", &self.totals);
+        if self.totals.tokens > 0 {
+            let _ = writeln!(
+                text,
+                "tokens: {} ({} predicted)",
+                self.totals.tokens, self.totals.target_tokens
+            );
+        }
+        let list = |map: &BTreeMap<String, usize>| {
+            map.iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(text, "actions: {}", list(&self.totals.actions));
+        let _ = writeln!(text, "exits: {}", list(&self.totals.exits));
+        if !self.totals.failures.is_empty() {
+            let _ = writeln!(text, "not traced: {}", list(&self.totals.failures));
+        }
+        let run = &self.run;
+        let _ = writeln!(
+            text,
+            "this run: {} shards built, {} resumed; {:.1} programs/s, {:.1} episodes/s, {:.0} KB per 1,000 episodes",
+            run.shards_built,
+            run.shards_resumed,
+            run.programs_per_second,
+            run.episodes_per_second,
+            run.bytes_per_1000_episodes / 1000.0
+        );
+        text
+    }
+
     /// Shard files of one split, in order.
     pub fn shard_files(&self, dir: &Path, split: &str) -> Vec<PathBuf> {
         self.shards
@@ -650,6 +713,11 @@ mod tests {
         }
         assert_eq!(read, manifest.totals.episodes);
         let loaded = Manifest::load(&out).unwrap();
+        let summary = loaded.summary();
+        assert!(
+            summary.contains("algos") && summary.contains("no states: NameError 1"),
+            "{summary}"
+        );
         assert_eq!(
             (&loaded.totals, &loaded.shards, &loaded.splits),
             (&manifest.totals, &manifest.shards, &manifest.splits)
