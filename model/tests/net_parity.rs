@@ -60,10 +60,13 @@ fn assert_full_forward_matches(name: &str) {
     let ids = f.model.token_tensor(&f.tokens).unwrap();
     let ours: Vec<f32> = f.model.forward(ids).into_data().into_vec().unwrap();
     let vocab = f.logits[0].len();
+    let mut worst = 0.0f32;
     for (pos, row) in f.logits.iter().enumerate() {
         let diff = max_diff(&ours[pos * vocab..(pos + 1) * vocab], row);
         assert!(diff < TOLERANCE, "{name}: position {pos} differs by {diff}");
+        worst = worst.max(diff);
     }
+    println!("{name}: largest logit difference from PyTorch {worst:e}");
     // The logits are large enough that a wrong rotation or norm would show.
     let spread = f
         .logits

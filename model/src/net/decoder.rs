@@ -107,9 +107,20 @@ impl<B: Backend> Llama<B> {
         match &self.lm_head {
             Some(head) => head.forward(hidden),
             None => {
-                let [_, _, d] = hidden.dims();
+                let [b, s, d] = hidden.dims();
                 let table = self.embed_tokens.weight.val(); // [vocab, hidden]
-                hidden.matmul(table.transpose().reshape([1, d, self.vocab_size]))
+                if b * s <= 8 {
+                    // Decoding: the CPU backend copies a transposed right-hand operand
+                    // on every matmul (about 10 ms for a 4096 x 256 table), so keep
+                    // the table on the left in its stored layout: (table @ h^T)^T.
+                    let rows = hidden.reshape([b * s, d]).transpose(); // [hidden, b*s]
+                    table
+                        .matmul(rows)
+                        .transpose()
+                        .reshape([b, s, self.vocab_size])
+                } else {
+                    hidden.matmul(table.transpose().reshape([1, d, self.vocab_size]))
+                }
             }
         }
     }
