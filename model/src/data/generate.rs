@@ -875,12 +875,39 @@ impl<'c> Gen<'c> {
         match self.var(ty) {
             Some(v) if self.chance(0.85) => v,
             None if ty == Ty::Bool => {
-                // A condition reads better as a comparison than as `True`.
-                let x = self.atom(Ty::Int);
+                // A condition reads better as a comparison than as `True`, and better
+                // still when it reads a variable.
+                let x = match self.int_of_any_var() {
+                    Some(x) if self.chance(0.8) => x,
+                    _ => self.atom(Ty::Int),
+                };
                 format!("{x} > {}", self.small(0, 5))
+            }
+            None if ty == Ty::Int && self.chance(0.6) => {
+                self.int_of_any_var().unwrap_or_else(|| self.literal(ty))
             }
             _ => self.literal(ty),
         }
+    }
+
+    /// An int read off some variable in scope, whatever its type (`len(xs)`,
+    /// `round(rate)`), so that code uses its inputs.
+    fn int_of_any_var(&mut self) -> Option<String> {
+        let vars: Vec<Var> = self
+            .scope
+            .iter()
+            .filter(|v| !matches!(v.ty, Ty::Obj(_)))
+            .cloned()
+            .collect();
+        let var = vars.choose(&mut self.rng)?;
+        let name = &var.name;
+        Some(match var.ty {
+            Ty::Int => name.clone(),
+            Ty::Float => format!("round({name})"),
+            Ty::Bool => format!("int({name})"),
+            Ty::Pair => format!("{name}[{}]", self.small(0, 1)),
+            _ => format!("len({name})"),
+        })
     }
 
     fn sub(&mut self, ty: Ty, depth: u32) -> String {
@@ -1298,7 +1325,17 @@ impl<'c> Gen<'c> {
     }
 
     fn assign(&mut self) {
-        let ty = self.pick(&VALUE_TYPES);
+        // Half the time a value of a type already in scope, so that it can build on it.
+        let in_scope: Vec<Ty> = self
+            .scope
+            .iter()
+            .map(|v| v.ty)
+            .filter(|ty| VALUE_TYPES.contains(ty))
+            .collect();
+        let ty = match in_scope.choose(&mut self.rng) {
+            Some(&ty) if self.chance(0.5) => ty,
+            _ => self.pick(&VALUE_TYPES),
+        };
         let mut value = self.expr(ty, 2);
         // A bare mutable variable would alias it; copy instead.
         if ty.mutable() && self.scope.iter().any(|v| v.name == value) {
