@@ -7,13 +7,18 @@
 
 pub mod action;
 pub mod data;
+#[cfg(feature = "neural")]
+pub mod infer;
 pub mod language;
 #[cfg(feature = "neural")]
 pub mod net;
+pub mod progress;
 pub mod state;
 #[cfg(feature = "neural")]
 pub mod tokenizer;
 pub mod tracer;
+#[cfg(feature = "neural")]
+pub mod train;
 pub mod tree;
 
 pub use action::Action;

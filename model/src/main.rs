@@ -42,6 +42,31 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         from: usize,
     },
+    /// Ask the model what an action leads to from event N, beside the truth.
+    #[cfg(feature = "neural")]
+    Predict {
+        #[command(flatten)]
+        run: RunArgs,
+        #[arg(long)]
+        action: Action,
+        #[arg(long, default_value_t = 0)]
+        from: usize,
+        /// Checkpoint directory (default: the shipped model).
+        #[arg(long)]
+        model: Option<PathBuf>,
+    },
+    /// Trace programs (generated and real) and write sharded training episodes.
+    Dataset(neural_model::data::DatasetOptions),
+    /// Train the transformer as a config file says (resumes from its last checkpoint).
+    #[cfg(feature = "neural")]
+    Train {
+        /// A TOML training config, e.g. model/configs/default.toml.
+        #[arg(long)]
+        config: PathBuf,
+        /// Train on the GPU (needs a build with `--features cuda`).
+        #[arg(long)]
+        cuda: bool,
+    },
 }
 
 #[derive(Args)]
@@ -118,7 +143,65 @@ fn run(command: Command) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        #[cfg(feature = "neural")]
+        Command::Predict { run, action, from, model } => {
+            use neural_model::infer::{default_model_dir, Predictor};
+            let trace = run.record()?;
+            if from >= trace.tree.len() {
+                return Err(format!("--from {from} is past the last event ({} events)", trace.tree.len()));
+            }
+            let dir = model.unwrap_or_else(default_model_dir);
+            let predictor = Predictor::<neural_model::net::Cpu>::load(&dir, &Default::default())
+                .map_err(|e| e.to_string())?;
+            let started = std::time::Instant::now();
+            let mut context = predictor
+                .prepare(&trace.program.source, trace.program.call.as_deref())
+                .map_err(|e| e.to_string())?;
+            let prefill = started.elapsed();
+            let started = std::time::Instant::now();
+            let prediction = predictor.predict(&mut context, trace.tree.state(from), &action);
+            let step = started.elapsed();
+            let truth = trace.tree.outcome(from, &action);
+            let report = match &prediction {
+                Ok(p) => serde_json::json!({
+                    "prediction": p.outcome, "probability": p.probability,
+                    "confidence": p.confidence, "text": p.text,
+                    "exact_match": p.outcome == truth,
+                }),
+                Err(e) => serde_json::json!({ "error": e.to_string() }),
+            };
+            let mut report = report;
+            report["truth"] = serde_json::to_value(&truth).expect("outcomes serialise");
+            report["prefill_ms"] = (prefill.as_secs_f64() * 1e3).into();
+            report["step_ms"] = (step.as_secs_f64() * 1e3).into();
+            println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Dataset(options) => {
+            let manifest = neural_model::data::build_dataset(&options).map_err(|e| format!("{e:#}"))?;
+            println!("{}", serde_json::to_string_pretty(&manifest.totals).expect("counts serialise"));
+            eprintln!("wrote {}", options.out.join(neural_model::data::build::MANIFEST).display());
+            Ok(ExitCode::SUCCESS)
+        }
+        #[cfg(feature = "neural")]
+        Command::Train { config, cuda } => {
+            let config = neural_model::train::TrainConfig::load(&config).map_err(|e| format!("{e:#}"))?;
+            train_on(&config, cuda).map_err(|e| format!("{e:#}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+#[cfg(feature = "neural")]
+fn train_on(config: &neural_model::train::TrainConfig, cuda: bool) -> anyhow::Result<()> {
+    use neural_model::train::train;
+    if cuda {
+        #[cfg(feature = "cuda")]
+        return train::<neural_model::net::CudaAutodiff>(config, &Default::default());
+        #[cfg(not(feature = "cuda"))]
+        anyhow::bail!("this build has no CUDA support: rebuild with `cargo build --release --features cuda`");
+    }
+    train::<neural_model::net::CpuAutodiff>(config, &Default::default())
 }
 
 fn print_trace(trace: &Trace, json: bool) {

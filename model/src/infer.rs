@@ -1,0 +1,305 @@
+//! Predicting the next state with the transformer: the program is read once into a
+//! key/value cache, then each step appends the current state and the action and
+//! decodes the outcome greedily, constrained to the trace language.
+//!
+//! The prompt of a step is the program, the current state in full, and the action:
+//! the Markov view (a state and an action determine the next state). Episodes that
+//! start at a random state in full teach the model exactly this shape.
+
+use crate::action::Action;
+use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
+use crate::net::{greedy, load_checkpoint, Allowed, KvCache, Llama, LlamaConfig};
+use crate::state::State;
+use crate::tokenizer::Tokenizer;
+use crate::tree::Outcome;
+use burn::tensor::backend::Backend;
+use indexmap::IndexMap;
+use std::path::{Path, PathBuf};
+
+/// The shipped model: `$NEURAL_MODEL` if set, else `model/weights/default/` of this
+/// source tree.
+pub fn default_model_dir() -> PathBuf {
+    std::env::var_os("NEURAL_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/default"))
+}
+
+/// Most tokens one predicted state may take.
+const MAX_STATE_TOKENS: usize = 768;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PredictError {
+    #[error("no model checkpoint at {dir}: {reason}. Train one (`neural-model train`) or pass the directory of one (config.json, model.safetensors, tokenizer.json)")]
+    Checkpoint { dir: PathBuf, reason: String },
+    #[error("the model: {0}")]
+    Model(#[from] crate::net::Error),
+    #[error("the model's prediction is malformed ({error}); it wrote: {text:?}")]
+    Malformed { text: String, error: ParseError },
+    #[error("the model's prediction did not end within {0} tokens")]
+    TooLong(usize),
+    #[error("the program and its state do not fit in the model's {max} positions ({needed} tokens)")]
+    TooLongContext { needed: usize, max: usize },
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
+}
+
+/// A prediction and how sure the model is of it.
+#[derive(Clone, Debug)]
+pub struct Prediction {
+    pub outcome: Outcome,
+    /// Probability of the whole predicted text.
+    pub probability: f64,
+    /// Per variable of the predicted state: the probability of the tokens that wrote its
+    /// value (a variable carried over by `"..": ".."` gets that marker's probability).
+    pub confidence: IndexMap<String, f64>,
+    /// The text the model wrote.
+    pub text: String,
+}
+
+/// A loaded model, ready to predict for any program.
+pub struct Predictor<B: Backend> {
+    model: Llama<B>,
+    pub config: LlamaConfig,
+    tokenizer: Tokenizer,
+    /// The text of each token id, and whether it is a special token.
+    token_text: Vec<(String, bool)>,
+    stop: u32,
+    /// Ids of the special tokens, by text.
+    special: IndexMap<String, u32>,
+}
+
+/// A program read into the model's cache: the fixed prefix of every step's prompt.
+pub struct ProgramContext<B: Backend> {
+    cache: KvCache<B>,
+    prefix_len: usize,
+    lines: u32,
+}
+
+impl<B: Backend> Predictor<B> {
+    /// Load `dir/config.json`, `dir/model.safetensors` and `dir/tokenizer.json`.
+    pub fn load(dir: &Path, device: &B::Device) -> Result<Self, PredictError> {
+        let missing = |reason: String| PredictError::Checkpoint { dir: dir.to_path_buf(), reason };
+        for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+            if !dir.join(file).is_file() {
+                return Err(missing(format!("{file} is missing")));
+            }
+        }
+        let tokenizer = Tokenizer::load(&dir.join("tokenizer.json")).map_err(|e| missing(e.to_string()))?;
+        let (config, model) = load_checkpoint::<B>(dir, device).map_err(|e| missing(e.to_string()))?;
+        Self::new(model, config, tokenizer)
+    }
+
+    pub fn new(model: Llama<B>, config: LlamaConfig, tokenizer: Tokenizer) -> Result<Self, PredictError> {
+        let mut special = IndexMap::new();
+        for token in language::SPECIAL_TOKENS {
+            let id = tokenizer
+                .token_id(token)
+                .ok_or_else(|| PredictError::Tokenizer(format!("the tokenizer has no {token} token")))?;
+            special.insert(token.to_string(), id);
+        }
+        let token_text = (0..tokenizer.vocab_size() as u32)
+            .map(|id| {
+                let text = tokenizer.decode(&[id]).unwrap_or_default();
+                let is_special = special.values().any(|&s| s == id);
+                (text, is_special)
+            })
+            .collect();
+        let stop = special[language::ACTION_SEP];
+        Ok(Predictor { model, config, tokenizer, token_text, stop, special })
+    }
+
+    fn encode(&self, text: &str) -> Result<Vec<u32>, PredictError> {
+        self.tokenizer.encode(text).map_err(|e| PredictError::Tokenizer(e.to_string()))
+    }
+
+    /// Read the program into a fresh cache (done once per debug session).
+    pub fn prepare(&self, source: &str, call: Option<&str>) -> Result<ProgramContext<B>, PredictError> {
+        let prompt = self.encode(&language::render_context(source, call))?;
+        let max = self.model.max_positions();
+        if prompt.len() + 64 > max {
+            return Err(PredictError::TooLongContext { needed: prompt.len(), max });
+        }
+        let mut cache = KvCache::new();
+        self.model.extend(&prompt, &mut cache)?;
+        Ok(ProgramContext { prefix_len: cache.len(), cache, lines: source.lines().count().max(1) as u32 })
+    }
+
+    /// Predict what `action` at `current` leads to.
+    pub fn predict(
+        &self,
+        context: &mut ProgramContext<B>,
+        current: &State,
+        action: &Action,
+    ) -> Result<Prediction, PredictError> {
+        context.cache.truncate(context.prefix_len);
+        let given = Outcome::State { state: current.clone() };
+        let prompt_text = format!(
+            "{}{}{}{}",
+            language::FRAME_SEP,
+            render_outcome(None, None, &given),
+            render_action(action),
+            language::FRAME_SEP
+        );
+        let prompt = self.encode(&prompt_text)?;
+        let max = self.model.max_positions();
+        let room = max.saturating_sub(context.prefix_len + prompt.len());
+        if room < 16 {
+            return Err(PredictError::TooLongContext { needed: context.prefix_len + prompt.len(), max });
+        }
+        let grammar = Grammar { predictor: self, prev: current, inverse: action.is_inverse(), lines: context.lines };
+        let decoded = greedy(
+            &self.model,
+            &mut context.cache,
+            &prompt,
+            room.min(MAX_STATE_TOKENS),
+            &[self.stop],
+            |so_far| grammar.allowed(so_far),
+        )?;
+        if !decoded.stopped {
+            return Err(PredictError::TooLong(decoded.tokens.len()));
+        }
+        let text = self.tokenizer.decode(&decoded.tokens).map_err(|e| PredictError::Tokenizer(e.to_string()))?;
+        let outcome = parse_outcome(&text, Some(current))
+            .map_err(|error| PredictError::Malformed { text: text.clone(), error })?;
+        let confidence = self.confidence(&decoded.tokens, &decoded.logprobs, &text, &outcome);
+        Ok(Prediction { outcome, probability: (decoded.logprob() as f64).exp(), confidence, text })
+    }
+
+    /// Probability of each variable's written value (see [`Prediction::confidence`]).
+    fn confidence(&self, tokens: &[u32], logprobs: &[f32], text: &str, outcome: &Outcome) -> IndexMap<String, f64> {
+        let Some(state) = outcome.state() else { return IndexMap::new() };
+        // End offset of each token in `text`.
+        let mut ends = Vec::with_capacity(tokens.len());
+        let mut at = 0;
+        for &t in tokens {
+            at += self.token_text[t as usize].0.len();
+            ends.push(at.min(text.len()));
+        }
+        let span_probability = |span: std::ops::Range<usize>| -> f64 {
+            let mut logprob = 0.0f64;
+            let mut start = 0;
+            for (i, &end) in ends.iter().enumerate() {
+                if end > span.start && start < span.end {
+                    logprob += logprobs[i] as f64;
+                }
+                start = end;
+            }
+            logprob.exp()
+        };
+        let written = json_object_spans(text);
+        let rest = written.get("..").cloned().map(&span_probability);
+        state
+            .locals
+            .keys()
+            .map(|name| {
+                let p = written.get(name).cloned().map(&span_probability).or(rest).unwrap_or(1.0);
+                (name.clone(), p)
+            })
+            .collect()
+    }
+}
+
+/// What the trace language lets come next, token by token.
+struct Grammar<'a, B: Backend> {
+    predictor: &'a Predictor<B>,
+    prev: &'a State,
+    inverse: bool,
+    lines: u32,
+}
+
+impl<B: Backend> Grammar<'_, B> {
+    fn allowed(&self, so_far: &[u32]) -> Allowed {
+        let p = self.predictor;
+        let text: String = so_far.iter().map(|&t| p.token_text[t as usize].0.as_str()).collect();
+        let special = |name: &str| p.special[name];
+        let events = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"].map(special);
+        if text.is_empty() {
+            let mut first = events.to_vec();
+            first.extend([language::EXIT_NORMAL, language::EXIT_ERROR, language::EXIT_NEVER].map(special));
+            if self.inverse {
+                first.push(special(language::AT_START));
+            }
+            return Allowed::Only(first);
+        }
+        if text == language::AT_START {
+            return Allowed::Only(events.to_vec());
+        }
+        let complete = parse_outcome(&text, Some(self.prev)).is_ok();
+        let sections_open = text.ends_with('\n')
+            && parse_outcome(&text[..text.len() - 1], Some(self.prev)).is_ok();
+        let allowed = (0..p.token_text.len() as u32)
+            .filter(|&id| {
+                let (piece, is_special) = &p.token_text[id as usize];
+                if *is_special {
+                    return (id == p.stop && complete)
+                        || (sections_open
+                            && [language::GLOBALS, language::VALUE, language::STDOUT].map(special).contains(&id));
+                }
+                self.header_ok(&text, piece)
+            })
+            .collect();
+        Allowed::Only(allowed)
+    }
+
+    /// The line number after the event token must name a line of the program.
+    fn header_ok(&self, text: &str, piece: &str) -> bool {
+        let body = text.strip_prefix(language::AT_START).unwrap_or(text);
+        let Some(after) = body.find("|>").map(|i| &body[i + 2..]) else { return true };
+        if body.starts_with("<|exit_") || after.contains(' ') || after.contains('\n') {
+            return true;
+        }
+        let candidate = format!("{after}{piece}");
+        let number = candidate.split(' ').next().unwrap_or("");
+        let well_formed = !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+            && !number.starts_with('0')
+            && number.parse::<u32>().is_ok_and(|n| n <= self.lines);
+        let finished = candidate.contains(' ');
+        well_formed && (!finished || !candidate.contains('\n'))
+    }
+}
+
+/// Keys of the first JSON object of strings in `text` (the locals), with the byte
+/// range of each value.
+fn json_object_spans(text: &str) -> IndexMap<String, std::ops::Range<usize>> {
+    let mut spans = IndexMap::new();
+    let Some(start) = text.find("\n{").map(|i| i + 1) else { return spans };
+    let bytes = text.as_bytes();
+    let string_end = |from: usize| -> Option<usize> {
+        let mut i = from + 1;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    let mut i = start + 1;
+    while i < bytes.len() && bytes[i] == b'"' {
+        let Some(key_end) = string_end(i) else { break };
+        let key: String = serde_json::from_str(&text[i..key_end]).unwrap_or_default();
+        let value_start = key_end + 1; // past ':'
+        let Some(value_end) = bytes.get(value_start).filter(|&&b| b == b'"').and_then(|_| string_end(value_start)) else {
+            break;
+        };
+        spans.insert(key, value_start..value_end);
+        i = value_end + 1; // past ',' or '}'
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_spans_are_found_in_the_locals_object() {
+        let text = "<|line|>3 0 f\n    x = 1\n{\"x\":\"[1, \\\"a\\\"]\",\"..\":\"..\"}\n<|value|>\"2\"";
+        let spans = json_object_spans(text);
+        assert_eq!(&text[spans["x"].clone()], "\"[1, \\\"a\\\"]\"");
+        assert_eq!(&text[spans[".."].clone()], "\"..\"");
+        assert_eq!(spans.len(), 2);
+    }
+}

@@ -1,0 +1,334 @@
+//! `neural-model train --config FILE`: train the transformer on a dataset of episodes.
+//!
+//! The loop: AdamW with linear warm-up and cosine decay, gradient clipping, batches of
+//! similar-length episodes, a validation pass every `eval_every` steps (loss, and exact
+//! match per action, which under teacher forcing is exactly greedy decoding's exact
+//! match: greedy reproduces a target iff every target token is the argmax given the
+//! true prefix), a checkpoint every `checkpoint_every` steps, resumed from on restart,
+//! and the curves as `train.csv`, `valid.csv` and `loss.png`.
+
+pub mod batches;
+mod plot;
+
+use crate::data::{Episode, Manifest};
+use crate::language::SPECIAL_TOKENS;
+use crate::net::train_step::masked_loss;
+use crate::net::{load_checkpoint, save_checkpoint, Llama, LlamaConfig, SaveDtype, Trainer, TrainerConfig};
+use crate::tokenizer::{train_tokenizer, Tokenizer};
+use anyhow::{bail, Context, Result};
+use batches::{encode, epoch_plan, pack, Example};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{ElementConversion, Int, Tensor, TensorData};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A training run, as written in its config file (TOML).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainConfig {
+    /// Folder of a dataset built by `neural-model dataset`.
+    pub dataset: PathBuf,
+    /// Folder for checkpoints, logs and the loss curve.
+    pub out: PathBuf,
+    pub seed: u64,
+    pub steps: u64,
+    /// Tokens in one batch, padding included.
+    pub batch_tokens: usize,
+    /// Longest episode in tokens (longer ones are cut after the last whole outcome).
+    pub max_len: usize,
+    pub lr: f64,
+    pub min_lr: f64,
+    pub warmup_steps: u64,
+    pub weight_decay: f32,
+    pub max_grad_norm: f32,
+    pub eval_every: u64,
+    /// Validation episodes scored at each evaluation.
+    pub eval_episodes: usize,
+    pub checkpoint_every: u64,
+    pub log_every: u64,
+    pub tokenizer: TokenizerConfig,
+    pub model: ModelConfig,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenizerConfig {
+    pub vocab_size: usize,
+    /// Training episodes whose text the tokenizer learns from.
+    pub sample_episodes: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub max_positions: usize,
+    pub tie_embeddings: bool,
+}
+
+impl TrainConfig {
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        toml::from_str(&text).with_context(|| format!("{} is not a valid training config", path.display()))
+    }
+
+    /// Learning rate at `step`: linear warm-up, then cosine decay to `min_lr`.
+    pub fn lr_at(&self, step: u64) -> f64 {
+        if step < self.warmup_steps {
+            return self.lr * (step + 1) as f64 / self.warmup_steps as f64;
+        }
+        let span = self.steps.saturating_sub(self.warmup_steps).max(1) as f64;
+        let progress = ((step - self.warmup_steps) as f64 / span).min(1.0);
+        self.min_lr + 0.5 * (self.lr - self.min_lr) * (1.0 + (std::f64::consts::PI * progress).cos())
+    }
+}
+
+/// Where the run stands, saved beside each checkpoint.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct RunState {
+    step: u64,
+    tokens_seen: u64,
+    seconds: f64,
+}
+
+pub const CHECKPOINT_DIR: &str = "checkpoint";
+
+/// Episodes of one split, read from the dataset's shards.
+pub fn load_split(dataset: &Path, split: &str) -> Result<Vec<Episode>> {
+    let manifest = Manifest::load(dataset)?;
+    let mut episodes = Vec::new();
+    for file in manifest.shard_files(dataset, split) {
+        episodes.extend(crate::data::read_shard(&file)?);
+    }
+    if episodes.is_empty() {
+        bail!("the dataset at {} has no {split} episodes", dataset.display());
+    }
+    Ok(episodes)
+}
+
+/// The tokenizer of a run: the one in `out` if there is one, else trained now.
+fn tokenizer_for(config: &TrainConfig, train: &[Episode]) -> Result<Tokenizer> {
+    let path = config.out.join("tokenizer.json");
+    if path.exists() {
+        return Tokenizer::load(&path).map_err(|e| anyhow::anyhow!("{e}"));
+    }
+    eprintln!("training a {}-token tokenizer on {} episodes", config.tokenizer.vocab_size, config.tokenizer.sample_episodes);
+    let texts: Vec<String> =
+        train.iter().take(config.tokenizer.sample_episodes).map(|e| e.render().0).collect();
+    let tokenizer = train_tokenizer(texts.into_iter(), config.tokenizer.vocab_size, &SPECIAL_TOKENS)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    std::fs::create_dir_all(&config.out)?;
+    tokenizer.save(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(tokenizer)
+}
+
+fn encode_all(episodes: &[Episode], tokenizer: &Tokenizer, max_len: usize) -> Vec<Example> {
+    use rayon::prelude::*;
+    episodes.par_iter().filter_map(|e| encode(e, tokenizer, max_len)).collect()
+}
+
+/// Exact match and loss of a model on examples, per action (teacher forced).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Scores {
+    pub loss: f64,
+    pub targets: usize,
+    /// Action name -> (exactly right, total).
+    pub per_action: BTreeMap<String, (usize, usize)>,
+}
+
+impl Scores {
+    pub fn exact_match(&self, action: &str) -> Option<f64> {
+        self.per_action.get(action).filter(|(_, n)| *n > 0).map(|(k, n)| *k as f64 / *n as f64)
+    }
+}
+
+/// Teacher-forced loss and per-action exact match over `examples`.
+pub fn score<B: Backend>(model: &Llama<B>, examples: &[Example], batch_tokens: usize) -> Result<Scores> {
+    let mut scores = Scores::default();
+    let mut loss_sum = 0.0;
+    for rows in epoch_plan(examples, batch_tokens, 0, 0) {
+        let packed = pack(examples, &rows);
+        let (loss, targets) = masked_loss(model, &packed.batch)?;
+        let loss: f64 = loss.into_scalar().elem::<f32>() as f64;
+        loss_sum += loss * targets as f64;
+        scores.targets += targets;
+        let (b, s) = (packed.batch.batch, packed.batch.seq);
+        let ids: Vec<i64> = packed.batch.tokens.iter().map(|&t| t as i64).collect();
+        let tokens = Tensor::<B, 2, Int>::from_data(TensorData::new(ids, [b, s]), &model.device());
+        let predicted: Vec<i64> = model.forward(tokens).argmax(2).into_data().convert::<i64>().to_vec().unwrap();
+        for (row, &example) in rows.iter().enumerate() {
+            let example = &examples[example];
+            for (action, range) in &example.targets {
+                // Position t - 1 predicts token t.
+                let right = range.clone().all(|t| predicted[row * s + t - 1] == example.ids[t] as i64);
+                let entry = scores.per_action.entry(action.to_string()).or_default();
+                entry.0 += right as usize;
+                entry.1 += 1;
+            }
+        }
+    }
+    scores.loss = loss_sum / scores.targets.max(1) as f64;
+    Ok(scores)
+}
+
+fn append_line(path: &Path, header: &str, line: &str) -> Result<()> {
+    let new = !path.exists();
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    if new {
+        writeln!(file, "{header}")?;
+    }
+    writeln!(file, "{line}")?;
+    Ok(())
+}
+
+/// Save model, config, tokenizer and run state atomically (a reader never sees half).
+fn save<B: Backend>(model: &Llama<B>, llama: &LlamaConfig, tokenizer: &Tokenizer, state: &RunState, out: &Path) -> Result<()> {
+    let tmp = out.join("checkpoint.tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    save_checkpoint(model, llama, &tmp, SaveDtype::F32)?;
+    tokenizer.save(&tmp.join("tokenizer.json")).map_err(|e| anyhow::anyhow!("{e}"))?;
+    std::fs::write(tmp.join("state.json"), serde_json::to_string_pretty(state)?)?;
+    let dir = out.join(CHECKPOINT_DIR);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&tmp, &dir)?;
+    Ok(())
+}
+
+/// Train as `config` says on `device`, resuming from `out/checkpoint` if it exists.
+pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Result<()> {
+    std::fs::create_dir_all(&config.out)?;
+    std::fs::write(config.out.join("config.toml"), toml::to_string_pretty(config)?)?;
+    let train_episodes = load_split(&config.dataset, "train")?;
+    let valid_episodes = load_split(&config.dataset, "valid")?;
+    let tokenizer = tokenizer_for(config, &train_episodes)?;
+    let examples = encode_all(&train_episodes, &tokenizer, config.max_len);
+    let mut valid = encode_all(&valid_episodes, &tokenizer, config.max_len);
+    valid.truncate(config.eval_episodes);
+    drop((train_episodes, valid_episodes));
+    let train_tokens: usize = examples.iter().map(|e| e.ids.len()).sum();
+    eprintln!(
+        "{} training episodes ({} tokens, {} predicted outcomes), {} validation episodes",
+        examples.len(),
+        train_tokens,
+        examples.iter().map(|e| e.targets.len()).sum::<usize>(),
+        valid.len()
+    );
+
+    let m = &config.model;
+    let llama = LlamaConfig {
+        max_position_embeddings: m.max_positions,
+        tie_word_embeddings: m.tie_embeddings,
+        ..LlamaConfig::new(tokenizer.vocab_size(), m.hidden_size, m.intermediate_size, m.layers, m.heads, m.kv_heads)
+    };
+    let checkpoint = config.out.join(CHECKPOINT_DIR);
+    let (mut model, mut state) = if checkpoint.join("state.json").exists() {
+        let (_, model) = load_checkpoint::<B>(&checkpoint, device)?;
+        let state: RunState = serde_json::from_str(&std::fs::read_to_string(checkpoint.join("state.json"))?)?;
+        eprintln!("resuming at step {} (optimizer moments restart; the learning rate keeps its schedule)", state.step);
+        (model, state)
+    } else {
+        (Llama::<B>::init(&llama, device)?, RunState::default())
+    };
+    eprintln!("model: {} parameters, {:?}", llama.num_parameters(), m);
+
+    let mut trainer = Trainer::<B>::new(TrainerConfig {
+        weight_decay: config.weight_decay,
+        max_grad_norm: Some(config.max_grad_norm),
+        ..TrainerConfig::default()
+    });
+    let progress = crate::progress::bar(config.steps, "training");
+    progress.set_position(state.step);
+    let mut plan = Vec::new();
+    let mut plan_epoch = u64::MAX;
+    let (mut window_tokens, mut window_start) = (0usize, Instant::now());
+    let session_start = Instant::now() - std::time::Duration::from_secs_f64(state.seconds);
+    while state.step < config.steps {
+        // The batch order is a pure function of (seed, step), so a resumed run sees
+        // the batches it would have seen.
+        let mut index = state.step as usize;
+        let mut epoch = 0u64;
+        loop {
+            if plan_epoch != epoch {
+                plan = epoch_plan(&examples, config.batch_tokens, config.seed, epoch);
+                plan_epoch = epoch;
+            }
+            if index < plan.len() {
+                break;
+            }
+            index -= plan.len();
+            epoch += 1;
+        }
+        let packed = pack(&examples, &plan[index]);
+        let lr = config.lr_at(state.step);
+        let (next, stats) = trainer.step(model, &packed.batch, lr)?;
+        model = next;
+        state.step += 1;
+        state.tokens_seen += (packed.batch.batch * packed.batch.seq) as u64;
+        window_tokens += packed.batch.batch * packed.batch.seq;
+        progress.set_position(state.step);
+        progress.set_message(format!("loss {:.3}", stats.loss));
+        if state.step % config.log_every == 0 {
+            let rate = window_tokens as f64 / window_start.elapsed().as_secs_f64();
+            append_line(
+                &config.out.join("train.csv"),
+                "step,lr,loss,grad_norm,tokens_per_second,tokens_seen",
+                &format!("{},{lr:.6},{:.5},{:.4},{rate:.0},{}", state.step, stats.loss, stats.grad_norm, state.tokens_seen),
+            )?;
+            (window_tokens, window_start) = (0, Instant::now());
+        }
+        let last = state.step == config.steps;
+        if state.step % config.eval_every == 0 || last {
+            let scores = score(&crate::net::train_step::inference_model(&model), &valid, config.batch_tokens)?;
+            let ems: Vec<String> = crate::action::Action::NAMES
+                .iter()
+                .map(|a| scores.exact_match(a).map_or(String::new(), |v| format!("{v:.4}")))
+                .collect();
+            append_line(
+                &config.out.join("valid.csv"),
+                &format!("step,loss,{}", crate::action::Action::NAMES.map(|a| format!("em_{a}")).join(",")),
+                &format!("{},{:.5},{}", state.step, scores.loss, ems.join(",")),
+            )?;
+            progress.println(format!(
+                "step {}: valid loss {:.4}, exact match step_into {}, step_over {}",
+                state.step,
+                scores.loss,
+                scores.exact_match("step_into").map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
+                scores.exact_match("step_over").map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
+            ));
+            if let Err(e) = plot::loss_curve(&config.out) {
+                progress.println(format!("no loss.png: {e}"));
+            }
+        }
+        if state.step % config.checkpoint_every == 0 || last {
+            state.seconds = session_start.elapsed().as_secs_f64();
+            save(&crate::net::train_step::inference_model(&model), &llama, &tokenizer, &state, &config.out)?;
+        }
+    }
+    progress.finish_with_message("done");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> TrainConfig {
+        toml::from_str(include_str!("../../configs/default.toml")).expect("the shipped config parses")
+    }
+
+    #[test]
+    fn the_learning_rate_warms_up_then_decays_to_the_floor() {
+        let c = config();
+        assert!(c.lr_at(0) < c.lr_at(c.warmup_steps - 1));
+        assert!((c.lr_at(c.warmup_steps) - c.lr).abs() < 1e-12);
+        assert!((c.lr_at(c.steps) - c.min_lr).abs() < 1e-12);
+        assert!(c.lr_at(c.steps / 2) < c.lr && c.lr_at(c.steps / 2) > c.min_lr);
+    }
+}
