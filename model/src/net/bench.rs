@@ -26,6 +26,14 @@ pub enum BenchModel {
 }
 
 impl BenchModel {
+    /// A checkpoint (if given) followed by the two random presets: what
+    /// `neural-model bench` prints.
+    pub fn with_presets(checkpoint: Option<PathBuf>) -> Vec<Self> {
+        let mut models: Vec<Self> = checkpoint.into_iter().map(BenchModel::Checkpoint).collect();
+        models.extend(Self::random_presets());
+        models
+    }
+
     /// The ~5M and ~20M random models with a 4096-token vocabulary.
     pub fn random_presets() -> Vec<Self> {
         vec![
@@ -78,6 +86,9 @@ pub struct BenchRow {
     pub token_ms_p95: f64,
     /// Decoded tokens per second over all steps.
     pub tokens_per_s: f64,
+    /// CPU time the process spent per decoded token (all threads), if the OS reports
+    /// it: unlike wall time, it does not grow when other processes share the cores.
+    pub cpu_ms_per_token: Option<f64>,
     /// Context length after the last step.
     pub final_context: usize,
     /// The process's peak resident memory so far (VmHWM), if the OS reports it.
@@ -156,6 +167,7 @@ fn bench_one<B: Backend>(
     let mut token_ms = Vec::new();
     let mut decoded = 0usize;
     let mut decoding_s = 0.0;
+    let cpu_start = process_cpu_ns();
     for step in 0..o.steps {
         let step_start = Instant::now();
         let mut last = Instant::now();
@@ -182,6 +194,10 @@ fn bench_one<B: Backend>(
         // Read the last decoded token too, as the next step would.
         model.decode_step(*out.tokens.last().expect("state_tokens > 0"), &mut cache)?;
     }
+    let cpu_ms_per_token = match (cpu_start, process_cpu_ns()) {
+        (Some(a), Some(b)) if decoded > 0 => Some((b - a) as f64 / 1e6 / decoded as f64),
+        _ => None,
+    };
     Ok(BenchRow {
         name: name.to_string(),
         parameters: config.num_parameters(),
@@ -191,6 +207,7 @@ fn bench_one<B: Backend>(
         token_ms_p50: percentile(&mut token_ms, 0.50),
         token_ms_p95: percentile(&mut token_ms, 0.95),
         tokens_per_s: decoded as f64 / decoding_s,
+        cpu_ms_per_token,
         final_context: cache.len(),
         peak_rss_mib: peak_rss_mib(),
     })
@@ -261,6 +278,16 @@ fn percentile(values: &mut [f64], q: f64) -> f64 {
     values[index]
 }
 
+/// Nanoseconds all of this process's threads have run, from /proc (Linux only).
+fn process_cpu_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
+}
+
 /// VmHWM from /proc/self/status, in MiB (Linux only).
 pub fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -296,16 +323,19 @@ impl fmt::Display for BenchTable {
         writeln!(f)?;
         writeln!(
             f,
-            "| model | params | prefill ms | step ms p50 | step ms p95 | ms/token p50 | ms/token p95 | tokens/s | final context | peak RSS MiB |"
+            "| model | params | prefill ms | step ms p50 | step ms p95 | ms/token p50 | ms/token p95 | tokens/s | CPU ms/token | final context | peak RSS MiB |"
         )?;
-        writeln!(f, "|---|---|---|---|---|---|---|---|---|---|")?;
+        writeln!(f, "|---|---|---|---|---|---|---|---|---|---|---|")?;
         for r in &self.rows {
             let rss = r
                 .peak_rss_mib
                 .map_or("n/a".to_string(), |m| format!("{m:.0}"));
+            let cpu = r
+                .cpu_ms_per_token
+                .map_or("n/a".to_string(), |m| format!("{m:.2}"));
             writeln!(
                 f,
-                "| {} | {:.1}M | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0} | {} | {} |",
+                "| {} | {:.1}M | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0} | {} | {} | {} |",
                 r.name,
                 r.parameters as f64 / 1e6,
                 r.prefill_ms,
@@ -314,6 +344,7 @@ impl fmt::Display for BenchTable {
                 r.token_ms_p50,
                 r.token_ms_p95,
                 r.tokens_per_s,
+                cpu,
                 r.final_context,
                 rss
             )?;

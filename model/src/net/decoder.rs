@@ -138,6 +138,21 @@ impl<B: Backend> Llama<B> {
         Ok(self.logits(last).reshape([self.vocab_size]))
     }
 
+    /// Like [`extend`](Self::extend) but returns the logits after every token read:
+    /// [len, vocab], row `i` scoring the token that follows `tokens[i]`.
+    pub fn extend_all(
+        &self,
+        tokens: &[u32],
+        cache: &mut KvCache<B>,
+    ) -> Result<Tensor<B, 2>, Error> {
+        if tokens.is_empty() {
+            return Err(Error::EmptyInput);
+        }
+        let ids = self.token_tensor(tokens)?;
+        let hidden = self.forward_cached(ids, cache)?;
+        Ok(self.logits(hidden).reshape([tokens.len(), self.vocab_size]))
+    }
+
     /// One decode step: reads `token` after the cached positions, returns logits [vocab].
     pub fn decode_step(&self, token: u32, cache: &mut KvCache<B>) -> Result<Tensor<B, 1>, Error> {
         self.extend(&[token], cache)
@@ -247,6 +262,41 @@ mod tests {
         }
         assert_eq!(out.stopped, out.tokens.last() == Some(&40));
         assert!(out.probability() > 0.0 && out.probability() <= 1.0);
+    }
+
+    #[test]
+    fn forced_tokens_are_batched_without_changing_the_result() {
+        let model = tiny();
+        // Forces runs of two or three tokens, with free choices in between.
+        let rule = |so_far: &[u32]| match so_far.len() % 5 {
+            1..=3 => Allowed::Only(vec![(so_far.len() as u32 * 13) % 64]),
+            _ => Allowed::Any,
+        };
+        let prompt = [7u32, 3, 9];
+        let mut cache = KvCache::new();
+        let fast = greedy(&model, &mut cache, &prompt, 14, &[], rule).unwrap();
+
+        // Reference: one model call per token.
+        let mut slow_cache = KvCache::new();
+        let mut logits = row(model.extend(&prompt, &mut slow_cache).unwrap());
+        let (mut tokens, mut logprobs) = (Vec::new(), Vec::new());
+        for i in 0..14 {
+            let t = match rule(&tokens) {
+                Allowed::Only(ids) => ids[0],
+                Allowed::Any => argmax(&logits),
+            };
+            let z = logits.iter().map(|&x| (x as f64).exp()).sum::<f64>().ln() as f32;
+            logprobs.push(logits[t as usize] - z);
+            tokens.push(t);
+            if i < 13 {
+                logits = row(model.decode_step(t, &mut slow_cache).unwrap());
+            }
+        }
+        assert_eq!(fast.tokens, tokens);
+        for (i, (a, b)) in fast.logprobs.iter().zip(&logprobs).enumerate() {
+            assert!((a - b).abs() < 1e-4, "log-prob {i}: {a} vs {b}");
+        }
+        assert_eq!(cache.len(), slow_cache.len());
     }
 
     #[test]

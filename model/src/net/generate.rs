@@ -38,6 +38,11 @@ impl Decoded {
 /// token at each step among those `constraint` allows (given the tokens generated so
 /// far), until a token in `stop` or `max_new` tokens.
 ///
+/// When the constraint allows exactly one token, that token is taken without running
+/// the model, and the run of such forced tokens is read later in one batched call
+/// (much cheaper than one call per token on a CPU). The tokens and log-probabilities
+/// are the same as decoding one token at a time.
+///
 /// On return the cache holds the prompt and every generated token except the last, so
 /// `cache.len()` is the position of the last generated token; truncate the cache to
 /// go back to any earlier position.
@@ -49,32 +54,101 @@ pub fn greedy<B: Backend>(
     stop: &[u32],
     mut constraint: impl FnMut(&[u32]) -> Allowed,
 ) -> Result<Decoded, Error> {
-    let mut out = Decoded {
+    let mut run = Run {
+        model,
+        cache,
         tokens: Vec::new(),
         logprobs: Vec::new(),
-        stopped: false,
+        read: 0,
+        next: Vec::new(),
     };
     if max_new == 0 {
-        return Ok(out);
+        return Ok(Decoded {
+            tokens: Vec::new(),
+            logprobs: Vec::new(),
+            stopped: false,
+        });
     }
-    let mut logits = model.extend(prompt, cache)?;
-    loop {
-        let row: Vec<f32> = logits
-            .into_data()
-            .into_vec()
-            .map_err(|e| Error::Config(format!("reading logits: {e:?}")))?;
-        let (token, logprob) = pick(&row, &constraint(&out.tokens), out.tokens.len())?;
-        out.tokens.push(token);
-        out.logprobs.push(logprob);
-        if stop.contains(&token) {
-            out.stopped = true;
-            return Ok(out);
+    run.next = to_vec(model.extend(prompt, run.cache)?)?;
+    let stopped = loop {
+        let allowed = constraint(&run.tokens);
+        match &allowed {
+            Allowed::Only(ids) if ids.len() == 1 && run.tokens.len() > run.read => {
+                run.tokens.push(ids[0]);
+            }
+            _ => {
+                run.read_up_to(run.tokens.len())?;
+                let (token, logprob) = pick(&run.next, &allowed, run.tokens.len())?;
+                run.tokens.push(token);
+                run.logprobs.push(logprob);
+            }
         }
-        if out.tokens.len() == max_new {
-            return Ok(out);
+        let last = *run.tokens.last().expect("a token was just pushed");
+        if stop.contains(&last) {
+            break true;
         }
-        logits = model.decode_step(token, cache)?;
+        if run.tokens.len() == max_new {
+            break false;
+        }
+    };
+    // Read all but the last token, which scores the ones still unscored.
+    run.read_up_to(run.tokens.len() - 1)?;
+    if run.logprobs.len() < run.tokens.len() {
+        let last = *run.tokens.last().expect("at least one token");
+        run.logprobs.push(score(&run.next, last));
     }
+    Ok(Decoded {
+        tokens: run.tokens,
+        logprobs: run.logprobs,
+        stopped,
+    })
+}
+
+/// The state of one greedy decode: `tokens[..read]` are in the cache, `next` is the
+/// distribution for `tokens[read]`, and `logprobs` scores a prefix of `tokens`.
+struct Run<'a, B: Backend> {
+    model: &'a Llama<B>,
+    cache: &'a mut KvCache<B>,
+    tokens: Vec<u32>,
+    logprobs: Vec<f32>,
+    read: usize,
+    next: Vec<f32>,
+}
+
+impl<B: Backend> Run<'_, B> {
+    /// Reads `tokens[read..upto]` in one call, scoring each from the logits before it.
+    fn read_up_to(&mut self, upto: usize) -> Result<(), Error> {
+        if upto <= self.read {
+            return Ok(());
+        }
+        let pending = &self.tokens[self.read..upto];
+        if self.logprobs.len() == self.read {
+            self.logprobs.push(score(&self.next, pending[0]));
+        }
+        let rows = to_vec(self.model.extend_all(pending, self.cache)?)?;
+        let vocab = self.model.vocab_size;
+        for (j, row) in rows.chunks_exact(vocab).enumerate() {
+            let index = self.read + j + 1;
+            if index < upto {
+                self.logprobs.push(score(row, self.tokens[index]));
+            } else {
+                self.next = row.to_vec();
+            }
+        }
+        self.read = upto;
+        Ok(())
+    }
+}
+
+fn to_vec<B: Backend, const D: usize>(t: burn::tensor::Tensor<B, D>) -> Result<Vec<f32>, Error> {
+    t.into_data()
+        .into_vec()
+        .map_err(|e| Error::Config(format!("reading logits: {e:?}")))
+}
+
+/// The log-softmax of `token` under `logits`.
+fn score(logits: &[f32], token: u32) -> f32 {
+    logits[token as usize] - log_sum_exp(logits)
 }
 
 /// The allowed token with the highest logit, and its log-softmax over all logits.
@@ -87,8 +161,8 @@ fn pick(logits: &[f32], allowed: &Allowed, after: usize) -> Result<(u32, f32), E
                 .map(|&id| (id as usize, logits[id as usize])),
         ),
     };
-    let (index, value) = best.ok_or(Error::NoAllowedToken { after })?;
-    Ok((index as u32, value - log_sum_exp(logits)))
+    let (index, _) = best.ok_or(Error::NoAllowedToken { after })?;
+    Ok((index as u32, score(logits, index as u32)))
 }
 
 fn argmax(items: impl Iterator<Item = (usize, f32)>) -> Option<(usize, f32)> {
