@@ -7,6 +7,7 @@
 
 pub mod action;
 pub mod data;
+pub mod entry;
 #[cfg(feature = "neural")]
 pub mod infer;
 pub mod language;

@@ -932,3 +932,15 @@ fn programs_that_cannot_run_fail_clearly() {
         "{error}"
     );
 }
+
+#[test]
+fn the_entry_state_is_worked_out_without_python() {
+    for case in cases().iter().filter(|c| c.call.is_some()) {
+        let trace = record(case.name, case.call, &case.limits);
+        let entry = neural_model::entry::entry_state(&trace.program.source, case.call).unwrap();
+        assert_eq!(&entry, trace.tree.state(0), "{}", case.name);
+    }
+    let trace = record("nested_calls", None, &Limits::default());
+    let entry = neural_model::entry::entry_state(&trace.program.source, None).unwrap();
+    assert_eq!(&entry, trace.tree.state(1), "a script starts at its first line");
+}

@@ -1,0 +1,440 @@
+//! The first state of a run, worked out from the source without running Python, so
+//! that the neural engine needs no interpreter: for a script, its first line with no
+//! locals; for a call such as `f([3, 1], k=2)`, the `call` state of `f` with its
+//! arguments bound. Arguments (and module-level constants, shown as globals) must be
+//! Python literals; their reprs are written as Python writes them.
+
+use crate::state::{Event, State, Vars};
+
+/// The state a run of `source` (or of `call` on it) starts at.
+pub fn entry_state(source: &str, call: Option<&str>) -> Result<State, String> {
+    let lines: Vec<&str> = source.lines().collect();
+    let Some(call) = call else {
+        let first = lines
+            .iter()
+            .position(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .ok_or("the program has no code")?;
+        return Ok(state(Event::Line, first + 1, lines[first], "<module>", Vars::new(), Vars::new()));
+    };
+    let call = call.trim();
+    let open = call.find('(').ok_or_else(|| format!("{call:?} is not a call like f(1, 2)"))?;
+    let name = call[..open].trim();
+    if !call.ends_with(')') || name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return Err(format!("{call:?} is not a call of a function by name, like f(1, 2)"));
+    }
+    let def = format!("def {name}(");
+    let (def_line, _) = lines
+        .iter()
+        .enumerate()
+        .find(|(_, l)| l.starts_with(&def))
+        .ok_or_else(|| format!("the program defines no top-level function {name}"))?;
+    let signature = signature_text(&lines[def_line..], def.len()).ok_or("cannot read the def line's parameters")?;
+    let locals = bind(&signature, &call[open + 1..call.len() - 1])?;
+    Ok(state(Event::Call, def_line + 1, lines[def_line], name, locals, module_constants(&lines)))
+}
+
+fn state(event: Event, line: usize, text: &str, function: &str, locals: Vars, globals: Vars) -> State {
+    State {
+        event,
+        line: line as u32,
+        source: text.trim_end().to_string(),
+        function: function.to_string(),
+        depth: 0,
+        stack: Vec::new(),
+        locals,
+        globals,
+        value: None,
+        stdout: String::new(),
+    }
+}
+
+/// The text between `def f(` and its closing `)`, over several lines if need be.
+fn signature_text(lines: &[&str], start: usize) -> Option<String> {
+    let text = lines.iter().take(20).copied().collect::<Vec<_>>().join("\n");
+    let mut depth = 1;
+    for (i, c) in text[start..].char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(text[start..start + i].to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Split at commas that are not inside brackets or strings.
+fn split_top(text: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut depth = 0;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut current = String::new();
+    for c in text.chars() {
+        if let Some(q) = quote {
+            current.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    parts.push(current);
+    parts.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
+}
+
+/// Bind call arguments to the parameters as Python does (positional, keyword,
+/// defaults, `*args`, `**kwargs`), giving each parameter's repr.
+fn bind(signature: &str, args: &str) -> Result<Vars, String> {
+    let mut positional = Vec::new();
+    let mut keywords = Vec::new();
+    for arg in split_top(args) {
+        match keyword_split(&arg) {
+            Some((k, v)) => keywords.push((k.to_string(), literal_repr(v)?)),
+            None => positional.push(literal_repr(&arg)?),
+        }
+    }
+    let mut locals = Vars::new();
+    let mut star_args = None;
+    let mut star_kwargs = None;
+    let mut keyword_only = false;
+    let mut positional = positional.into_iter();
+    for param in split_top(signature) {
+        let param = param.split(':').next().unwrap_or("").trim().to_string();
+        if param == "/" {
+            continue;
+        }
+        if param == "*" {
+            keyword_only = true;
+            continue;
+        }
+        let (name, default) = match param.split_once('=') {
+            Some((n, d)) => (n.trim().to_string(), Some(d.trim().to_string())),
+            None => (param.clone(), None),
+        };
+        if let Some(rest) = name.strip_prefix("**") {
+            star_kwargs = Some(rest.to_string());
+        } else if let Some(rest) = name.strip_prefix('*') {
+            star_args = Some(rest.to_string());
+            keyword_only = true;
+            locals.insert(rest.to_string(), String::new()); // filled below, kept in order
+        } else if let Some(value) = (!keyword_only).then(|| positional.next()).flatten() {
+            locals.insert(name, value);
+        } else if let Some(at) = keywords.iter().position(|(k, _)| *k == name) {
+            locals.insert(name, keywords.remove(at).1);
+        } else if let Some(default) = default {
+            locals.insert(name, literal_repr(&default)?);
+        } else {
+            return Err(format!("the call gives no value for the parameter {name}"));
+        }
+    }
+    let extra: Vec<String> = positional.collect();
+    match star_args {
+        Some(name) => {
+            let tuple = match extra.len() {
+                1 => format!("({},)", extra[0]),
+                _ => format!("({})", extra.join(", ")),
+            };
+            locals.insert(name, tuple);
+        }
+        None if !extra.is_empty() => return Err("the call gives more arguments than the function takes".into()),
+        None => {}
+    }
+    match star_kwargs {
+        Some(name) => {
+            let items: Vec<String> = keywords.iter().map(|(k, v)| format!("'{k}': {v}")).collect();
+            locals.insert(name, format!("{{{}}}", items.join(", ")));
+        }
+        None if !keywords.is_empty() => return Err(format!("the function has no parameter {}", keywords[0].0)),
+        None => {}
+    }
+    Ok(locals)
+}
+
+/// `name=value` at the top level of an argument (not `==`, not inside brackets).
+fn keyword_split(arg: &str) -> Option<(&str, &str)> {
+    let at = arg.find('=')?;
+    let name = arg[..at].trim();
+    let is_name = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    (is_name && !arg[at + 1..].starts_with('=')).then(|| (name, arg[at + 1..].trim()))
+}
+
+/// Module-level `NAME = literal` lines, as the tracer shows globals.
+fn module_constants(lines: &[&str]) -> Vars {
+    lines
+        .iter()
+        .filter(|l| !l.starts_with([' ', '\t', '#']))
+        .filter_map(|l| {
+            let (name, value) = keyword_split(l)?;
+            if name.starts_with("__") {
+                return None;
+            }
+            Some((name.to_string(), literal_repr(value).ok()?))
+        })
+        .collect()
+}
+
+/// The repr Python prints for the value of a literal expression.
+pub fn literal_repr(expr: &str) -> Result<String, String> {
+    let mut parser = Literal { text: expr.trim(), at: 0 };
+    let value = parser.value()?;
+    parser.space();
+    if parser.at != parser.text.len() {
+        return Err(format!("{expr:?} is not a Python literal (numbers, strings, lists, tuples, dicts, sets, True, False, None)"));
+    }
+    Ok(value)
+}
+
+struct Literal<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl Literal<'_> {
+    fn rest(&self) -> &str {
+        &self.text[self.at..]
+    }
+
+    fn space(&mut self) {
+        self.at += self.rest().len() - self.rest().trim_start().len();
+    }
+
+    fn fail<T>(&self) -> Result<T, String> {
+        Err(format!("{:?} is not a Python literal (numbers, strings, lists, tuples, dicts, sets, True, False, None)", self.text))
+    }
+
+    fn eat(&mut self, s: &str) -> bool {
+        self.space();
+        if self.rest().starts_with(s) {
+            self.at += s.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self) -> Result<String, String> {
+        self.space();
+        let c = self.rest().chars().next().ok_or_else(|| "an empty expression".to_string())?;
+        match c {
+            '[' => self.sequence('[', ']').map(|items| format!("[{}]", items.join(", "))),
+            '(' => self.sequence('(', ')').map(|items| match items.len() {
+                1 if self.text[..self.at].trim_end().ends_with(",)") => format!("({},)", items[0]),
+                1 => items[0].clone(),
+                _ => format!("({})", items.join(", ")),
+            }),
+            '{' => self.braces(),
+            '\'' | '"' => self.string(),
+            _ => self.atom(),
+        }
+    }
+
+    fn sequence(&mut self, open: char, close: char) -> Result<Vec<String>, String> {
+        self.eat(&open.to_string());
+        let mut items = Vec::new();
+        loop {
+            if self.eat(&close.to_string()) {
+                return Ok(items);
+            }
+            items.push(self.value()?);
+            if !self.eat(",") {
+                return if self.eat(&close.to_string()) { Ok(items) } else { self.fail() };
+            }
+        }
+    }
+
+    fn braces(&mut self) -> Result<String, String> {
+        self.eat("{");
+        if self.eat("}") {
+            return Ok("{}".into());
+        }
+        let first = self.value()?;
+        if self.eat(":") {
+            let mut pairs = vec![format!("{first}: {}", self.value()?)];
+            while self.eat(",") {
+                if self.rest().trim_start().starts_with('}') {
+                    break;
+                }
+                let key = self.value()?;
+                if !self.eat(":") {
+                    return self.fail();
+                }
+                pairs.push(format!("{key}: {}", self.value()?));
+            }
+            return if self.eat("}") { Ok(format!("{{{}}}", pairs.join(", "))) } else { self.fail() };
+        }
+        let mut items = vec![first];
+        while self.eat(",") {
+            if self.rest().trim_start().starts_with('}') {
+                break;
+            }
+            items.push(self.value()?);
+        }
+        if !self.eat("}") {
+            return self.fail();
+        }
+        // Small non-negative ints iterate in order; other sets keep the written order.
+        if items.iter().all(|i| i.parse::<u32>().is_ok_and(|n| n < 8)) {
+            items.sort_by_key(|i| i.parse::<u32>().unwrap_or(0));
+        }
+        items.dedup();
+        Ok(format!("{{{}}}", items.join(", ")))
+    }
+
+    fn string(&mut self) -> Result<String, String> {
+        let quote = self.rest().chars().next().unwrap_or('"');
+        let mut value = String::new();
+        let mut chars = self.rest()[1..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => match chars.next().map(|(_, e)| e) {
+                    Some('n') => value.push('\n'),
+                    Some('t') => value.push('\t'),
+                    Some('r') => value.push('\r'),
+                    Some('0') => value.push('\0'),
+                    Some(e @ ('\\' | '\'' | '"')) => value.push(e),
+                    _ => return self.fail(),
+                },
+                c if c == quote => {
+                    self.at += 1 + i + 1;
+                    return Ok(python_str_repr(&value));
+                }
+                c => value.push(c),
+            }
+        }
+        self.fail()
+    }
+
+    fn atom(&mut self) -> Result<String, String> {
+        let len = self
+            .rest()
+            .find(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '+')))
+            .unwrap_or(self.rest().len());
+        let word = self.rest()[..len].to_string();
+        self.at += len;
+        match word.as_str() {
+            "True" | "False" | "None" => return Ok(word),
+            _ => {}
+        }
+        let digits = word.replace('_', "");
+        if let Ok(n) = digits.parse::<i128>() {
+            return Ok(n.to_string());
+        }
+        match digits.parse::<f64>() {
+            Ok(x) if x.is_finite() && digits.chars().any(|c| c.is_ascii_digit()) => Ok(python_float_repr(x)),
+            _ => self.fail(),
+        }
+    }
+}
+
+/// Python's `repr` of a str: single quotes unless the text has one and no double.
+pub fn python_str_repr(value: &str) -> String {
+    let quote = if value.contains('\'') && !value.contains('"') { '"' } else { '\'' };
+    let mut out = String::from(quote);
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python's `repr` of a float (shortest round-trip digits; exponent outside 1e-4..1e16).
+fn python_float_repr(x: f64) -> String {
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+    }
+    let exponent = x.abs().log10().floor() as i32;
+    if (-4..16).contains(&exponent) {
+        let text = format!("{x}");
+        if text.contains('.') { text } else { format!("{text}.0") }
+    } else {
+        let text = format!("{x:e}"); // 1e20, 1.5e-7
+        let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_print_as_python_prints_them() {
+        let cases = [
+            ("[1,2, 3]", "[1, 2, 3]"),
+            ("(1,)", "(1,)"),
+            ("(1)", "1"),
+            ("()", "()"),
+            ("{'a':1, \"b\": [2]}", "{'a': 1, 'b': [2]}"),
+            ("{3, 1, 2}", "{1, 2, 3}"),
+            ("\"it's\"", "\"it's\""),
+            ("'a\\nb'", "'a\\nb'"),
+            ("-4", "-4"),
+            ("1_000", "1000"),
+            ("2.50", "2.5"),
+            ("1e3", "1000.0"),
+            ("1e20", "1e+20"),
+            ("True", "True"),
+            ("None", "None"),
+            ("[[], {}, ('x', -1.5)]", "[[], {}, ('x', -1.5)]"),
+        ];
+        for (expr, repr) in cases {
+            assert_eq!(literal_repr(expr).as_deref(), Ok(repr), "{expr}");
+        }
+        assert!(literal_repr("x + 1").is_err());
+        assert!(literal_repr("f(2)").is_err());
+    }
+
+    #[test]
+    fn arguments_bind_like_python() {
+        let source = "LIMIT = 3\n\ndef f(a, b=2, *rest, key=None, **more):\n    return a\n";
+        let state = entry_state(source, Some("f(1, 5, 6, key='k', z=0)")).unwrap();
+        let locals: Vec<(&str, &str)> = state.locals.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            locals,
+            vec![("a", "1"), ("b", "5"), ("rest", "(6,)"), ("key", "'k'"), ("more", "{'z': 0}")]
+        );
+        assert_eq!((state.event, state.line, state.function.as_str()), (Event::Call, 3, "f"));
+        assert_eq!(state.globals.get("LIMIT").map(String::as_str), Some("3"));
+        assert!(entry_state(source, Some("g(1)")).unwrap_err().contains("no top-level function g"));
+        assert!(entry_state(source, Some("f()")).unwrap_err().contains("parameter a"));
+        assert!(entry_state(source, Some("f(x)")).unwrap_err().contains("literal"));
+    }
+
+    #[test]
+    fn a_script_starts_at_its_first_line_of_code() {
+        let state = entry_state("# comment\n\nx = 1\n", None).unwrap();
+        assert_eq!((state.event, state.line, state.function.as_str()), (Event::Line, 3, "<module>"));
+    }
+}
