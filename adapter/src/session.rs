@@ -26,6 +26,8 @@ pub struct Stop {
     pub position: Position,
     pub probability: Option<f64>,
     pub confidence: Option<IndexMap<String, f64>>,
+    /// Verify mode: how the prediction differs from real Python (empty: exact).
+    pub check: Option<Vec<String>>,
 }
 
 impl Stop {
@@ -120,6 +122,7 @@ impl Session {
             position: entry,
             probability: None,
             confidence: None,
+            check: None,
         });
         Ok(session)
     }
@@ -334,6 +337,7 @@ impl Session {
             key,
             probability,
             confidence,
+            check,
         } = prediction;
         let from_key = self.history[from].position.key;
         let (state, reason) = match outcome {
@@ -374,6 +378,7 @@ impl Session {
                     position: Position { state, key },
                     probability,
                     confidence,
+                    check,
                 };
                 (self.record(stop), stdout)
             }
@@ -399,6 +404,7 @@ impl Session {
             position,
             probability: None,
             confidence: None,
+            check: None,
         };
         // An edited state is a new position: old moves from here no longer hold.
         self.history.push(stop);

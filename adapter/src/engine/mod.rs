@@ -7,10 +7,83 @@
 //! The session calls engines from a blocking thread (`spawn_blocking`), never on the
 //! async runtime, so an implementation may take its time.
 
+#[cfg(feature = "neural")]
+pub mod neural;
 pub mod trace;
 
 use indexmap::IndexMap;
-use neural_model::{Action, Outcome, State};
+use neural_model::{Action, Limits, Outcome, Program, State};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Where the neural engine looks for weights when launch names no `model`.
+pub const DEFAULT_CHECKPOINT: &str = "model/weights/default/";
+
+/// Which engine a launch asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineKind {
+    Trace,
+    Neural,
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "trace" => Ok(EngineKind::Trace),
+            "neural" => Ok(EngineKind::Neural),
+            other => Err(format!("unknown engine {other:?}: use \"trace\" or \"neural\"")),
+        }
+    }
+}
+
+/// The launch arguments that choose and configure an engine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineConfig {
+    pub kind: EngineKind,
+    /// Checkpoint directory (neural); `None`: [`DEFAULT_CHECKPOINT`].
+    pub model: Option<PathBuf>,
+    /// Check each neural prediction against the trace engine.
+    pub verify: bool,
+}
+
+/// Open the engine `config` asks for on `program` (blocking: the trace engine runs
+/// the program; a neural engine loads its weights). The error is for the user.
+pub fn open(config: &EngineConfig, program: &Program) -> Result<Arc<dyn Engine>, String> {
+    match config.kind {
+        EngineKind::Trace => {
+            let engine = trace::TraceEngine::record(program, &Limits::default()).map_err(|e| e.to_string())?;
+            Ok(Arc::new(engine))
+        }
+        EngineKind::Neural => {
+            let checkpoint = config.model.clone().unwrap_or_else(neural_checkpoint);
+            open_neural(&checkpoint, program, config.verify)
+        }
+    }
+}
+
+/// The shipped model: `$NEURAL_MODEL`, else `model/weights/default/` of the source tree.
+pub fn neural_checkpoint() -> PathBuf {
+    std::env::var_os("NEURAL_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(DEFAULT_CHECKPOINT))
+}
+
+#[cfg(feature = "neural")]
+fn open_neural(checkpoint: &Path, program: &Program, verify: bool) -> Result<Arc<dyn Engine>, String> {
+    Ok(Arc::new(neural::NeuralEngine::open(checkpoint, program, verify)?))
+}
+
+#[cfg(not(feature = "neural"))]
+fn open_neural(checkpoint: &Path, _program: &Program, _verify: bool) -> Result<Arc<dyn Engine>, String> {
+    Err(format!(
+        "this build of neural-dap has no neural engine (built without the `neural` feature; checkpoint {}). \
+         Rebuild with default features, or launch with \"engine\": \"trace\" to debug under real Python",
+        checkpoint.display()
+    ))
+}
 
 /// An engine-private handle on a position in the run (the trace engine: the index of
 /// the state in its tree; the neural engine: whatever it needs to find its cache).
@@ -35,6 +108,9 @@ pub struct Prediction {
     pub probability: Option<f64>,
     /// Probability per variable name, where the engine can tell.
     pub confidence: Option<IndexMap<String, f64>>,
+    /// Verify mode: how the prediction differs from real Python (empty: exact);
+    /// `None` when nothing checked it.
+    pub check: Option<Vec<String>>,
 }
 
 /// Which exception states a forward run should stop at (DAP exception breakpoints).

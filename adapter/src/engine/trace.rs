@@ -43,7 +43,14 @@ impl TraceEngine {
             key: self.first as u64,
             probability: None,
             confidence: None,
+            check: None,
         }
+    }
+
+    /// The position of the recorded state `key`, if there is one.
+    pub fn position(&self, key: u64) -> Option<Position> {
+        let state = self.tree().states().get(key as usize)?.clone();
+        Some(Position { state, key })
     }
 
     fn tree(&self) -> &StateTree {
@@ -149,6 +156,7 @@ impl Engine for TraceEngine {
             key,
             probability: None,
             confidence: None,
+            check: None,
         })
     }
 
@@ -175,6 +183,7 @@ impl Engine for TraceEngine {
                     key: at as u64,
                     probability: None,
                     confidence: None,
+                    check: None,
                 })
             }
             None => self.predict(from, action),

@@ -1,0 +1,158 @@
+//! The neural engine: a transformer predicts every next state; no Python runs (except
+//! in verify mode, where the trace engine runs beside it as the referee).
+//!
+//! The program is read into the model's key/value cache once, when the engine opens;
+//! each prediction reuses that prefix. The entry state is worked out from the source
+//! ([`neural_model::entry`]), edits to a state are accepted (a counterfactual: later
+//! predictions condition on the edited state), and every prediction carries the
+//! model's probability and a confidence per variable.
+
+use super::trace::TraceEngine;
+use super::{Engine, EngineError, Position, Prediction};
+use neural_model::infer::{PredictError, Predictor, ProgramContext};
+use neural_model::net::Cpu;
+use neural_model::{Action, Limits, Outcome, Program, State};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+type Backend = Cpu;
+
+pub struct NeuralEngine {
+    model: Mutex<Model>,
+    entry: State,
+    /// Verify mode: the real run, followed action by action beside the predictions.
+    referee: Option<TraceEngine>,
+}
+
+/// The model and what it has said in this session.
+struct Model {
+    predictor: Predictor<Backend>,
+    context: ProgramContext<Backend>,
+    /// Every predicted state gets a fresh key (the session keeps its history by key).
+    next_key: u64,
+    /// Verify mode: the referee's position for each key.
+    real: HashMap<u64, u64>,
+}
+
+impl NeuralEngine {
+    /// Load the checkpoint in `dir` and read `program` into it (blocking; seconds).
+    /// With `verify`, also record the program under real Python.
+    pub fn open(dir: &Path, program: &Program, verify: bool) -> Result<Self, String> {
+        let entry = neural_model::entry::entry_state(&program.source, program.call.as_deref())
+            .map_err(|e| format!("the neural engine cannot start this program: {e}"))?;
+        let predictor = Predictor::<Backend>::load(dir, &Default::default()).map_err(|e| e.to_string())?;
+        let context =
+            predictor.prepare(&program.source, program.call.as_deref()).map_err(|e| e.to_string())?;
+        let referee = if verify {
+            Some(TraceEngine::record(program, &Limits::default()).map_err(|e| format!("verify: {e}"))?)
+        } else {
+            None
+        };
+        let real = referee.iter().filter_map(|r| r.entry().ok()).map(|p| (0, p.key)).collect();
+        let model = Model { predictor, context, next_key: 1, real };
+        Ok(NeuralEngine { model: Mutex::new(model), entry, referee })
+    }
+
+    /// Where the real run goes for the same action from the real position `key`, and
+    /// how the prediction differs from it (`None` when it is exact).
+    fn referee_says(&self, key: u64, action: &Action, predicted: &Outcome) -> Option<(u64, Vec<String>)> {
+        let referee = self.referee.as_ref()?;
+        let real = referee.position(key)?;
+        let truth = referee.predict(&real, action).ok()?;
+        Some((truth.key, differences(predicted, &truth.outcome)))
+    }
+}
+
+/// What differs between a predicted and a real outcome, for people (empty: exact).
+pub fn differences(predicted: &Outcome, real: &Outcome) -> Vec<String> {
+    let mut notes = Vec::new();
+    match (predicted.state(), real.state()) {
+        (Some(p), Some(r)) => {
+            if (p.event, p.line, &p.function, p.depth) != (r.event, r.line, &r.function, r.depth) {
+                notes.push(format!(
+                    "predicted {} at line {} in {}, Python is at {} line {} in {}",
+                    p.event, p.line, p.function, r.event, r.line, r.function
+                ));
+            }
+            for (name, value) in &r.locals {
+                match p.locals.get(name) {
+                    Some(v) if v == value => {}
+                    Some(v) => notes.push(format!("{name}: predicted {v}, Python has {value}")),
+                    None => notes.push(format!("{name}: missing from the prediction, Python has {value}")),
+                }
+            }
+            for name in p.locals.keys().filter(|n| !r.locals.contains_key(*n)) {
+                notes.push(format!("{name}: predicted, but Python has no such variable here"));
+            }
+            if p.value != r.value {
+                notes.push(format!("value: predicted {:?}, Python has {:?}", p.value, r.value));
+            }
+        }
+        _ if predicted == real => {}
+        _ => notes.push(format!("predicted {}, Python gives {}", describe(predicted), describe(real))),
+    }
+    notes
+}
+
+fn describe(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::State { state } => format!("{} at line {}", state.event, state.line),
+        Outcome::Start { .. } => "the start".into(),
+        Outcome::Exit { exit, .. } => format!("the end ({exit})"),
+    }
+}
+
+fn engine_error(error: PredictError) -> EngineError {
+    match error {
+        PredictError::Malformed { .. } | PredictError::TooLong(_) => EngineError::Malformed(error.to_string()),
+        other => EngineError::Failed(other.to_string()),
+    }
+}
+
+impl Engine for NeuralEngine {
+    fn name(&self) -> &str {
+        "neural"
+    }
+
+    fn entry(&self) -> Result<Position, EngineError> {
+        Ok(Position { state: self.entry.clone(), key: 0 })
+    }
+
+    fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
+        let mut model = self.model.lock().map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
+        let Model { predictor, context, .. } = &mut *model;
+        let prediction = predictor.predict(context, &from.state, action).map_err(engine_error)?;
+        let key = model.next_key;
+        model.next_key += 1;
+        let real = model.real.get(&from.key).copied();
+        let check = real.and_then(|real| self.referee_says(real, action, &prediction.outcome)).map(|(real, notes)| {
+            model.real.insert(key, real);
+            notes
+        });
+        Ok(Prediction {
+            outcome: prediction.outcome,
+            key,
+            probability: Some(prediction.probability),
+            confidence: Some(prediction.confidence),
+            check,
+        })
+    }
+
+    fn edit(&self, at: &Position, name: &str, value: &str) -> Result<Position, EngineError> {
+        let repr = neural_model::entry::literal_repr(value).map_err(EngineError::Unsupported)?;
+        let mut state = at.state.clone();
+        if let Some(slot) = state.locals.get_mut(name) {
+            *slot = repr;
+        } else if let Some(slot) = state.globals.get_mut(name) {
+            *slot = repr;
+        } else {
+            return Err(EngineError::Unsupported(format!("there is no variable {name} in this frame")));
+        }
+        // A new position: the real run never was here, so verify mode stops checking.
+        let mut model = self.model.lock().map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
+        let key = model.next_key;
+        model.next_key += 1;
+        Ok(Position { state, key })
+    }
+}
