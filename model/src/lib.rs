@@ -6,8 +6,12 @@
 //! writes).
 
 pub mod action;
+#[cfg(feature = "neural")]
+pub mod cruxeval;
 pub mod data;
 pub mod entry;
+#[cfg(feature = "neural")]
+pub mod eval;
 #[cfg(feature = "neural")]
 pub mod infer;
 pub mod language;

@@ -55,6 +55,44 @@ enum Command {
         #[arg(long)]
         model: Option<PathBuf>,
     },
+    /// Exact match per action of the model and of a baseline (next line, locals unchanged).
+    #[cfg(feature = "neural")]
+    Eval {
+        /// A split of the dataset: test (held out by program) or valid.
+        #[arg(long, default_value = "test", conflicts_with = "programs")]
+        split: String,
+        #[arg(long, default_value = "data/dataset")]
+        dataset: PathBuf,
+        /// Evaluate on every .py file of this folder instead (traced now, as scripts).
+        #[arg(long)]
+        programs: Option<PathBuf>,
+        /// Checkpoint directory (default: the shipped model).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Most predictions to make.
+        #[arg(long, default_value_t = 400)]
+        limit: usize,
+        /// A machine-readable summary on stdout instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// CruxEval-format benchmark: output prediction (step_return, breakpoint) or input
+    /// prediction (inv_step_call), scored pass@1.
+    #[cfg(feature = "neural")]
+    Cruxeval {
+        /// jsonl with code, input, output, id.
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long, value_parser = ["output", "input"])]
+        mode: String,
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Where to write one JSON line per sample and method.
+        #[arg(long, default_value = "cruxeval-results.jsonl")]
+        out: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Trace programs (generated and real) and write sharded training episodes.
     Dataset(neural_model::data::DatasetOptions),
     /// Train the transformer as a config file says (resumes from its last checkpoint).
@@ -177,6 +215,50 @@ fn run(command: Command) -> Result<ExitCode, String> {
             println!("{}", serde_json::to_string_pretty(&report).expect("json"));
             Ok(ExitCode::SUCCESS)
         }
+        #[cfg(feature = "neural")]
+        Command::Eval { split, dataset, programs, model, limit, json } => {
+            use neural_model::eval::{episodes_from_programs, evaluate, table};
+            let episodes = match &programs {
+                Some(dir) => episodes_from_programs(dir, 2).map_err(|e| format!("{e:#}"))?,
+                None => neural_model::train::load_split(&dataset, &split).map_err(|e| format!("{e:#}"))?,
+            };
+            let predictor = load_predictor(model)?;
+            let total: usize = episodes.iter().map(|e| e.steps.len()).sum::<usize>().min(limit);
+            let progress = neural_model::progress::bar(total as u64, "evaluating");
+            let report = evaluate(&predictor, &episodes, limit, &progress);
+            progress.finish_and_clear();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+            } else {
+                print!("{}", table(&report));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        #[cfg(feature = "neural")]
+        Command::Cruxeval { data, mode, model, out, json } => {
+            use neural_model::cruxeval;
+            let samples = cruxeval::load(&data).map_err(|e| format!("{e:#}"))?;
+            let predictor = load_predictor(model)?;
+            let progress = neural_model::progress::bar(samples.len() as u64, "cruxeval");
+            let scored = cruxeval::run(&predictor, &samples, &mode, &progress);
+            progress.finish_and_clear();
+            let lines: Vec<String> = scored.iter().map(|s| serde_json::to_string(s).expect("json")).collect();
+            std::fs::write(&out, lines.join("\n") + "\n").map_err(|e| format!("{}: {e}", out.display()))?;
+            let summary = cruxeval::summary(&scored);
+            if json {
+                let rows: Vec<_> = summary
+                    .iter()
+                    .map(|(m, pass, n)| serde_json::json!({"method": m, "pass": pass, "n": n, "pass@1": *pass as f64 / (*n).max(1) as f64}))
+                    .collect();
+                println!("{}", serde_json::json!({"mode": mode, "results": rows}));
+            } else {
+                println!("| mode | method | pass@1 | n |\n|---|---|---|---|");
+                for (method, pass, n) in summary {
+                    println!("| {mode} | {method} | {:.1}% | {n} |", 100.0 * pass as f64 / n.max(1) as f64);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Dataset(options) => {
             let manifest = neural_model::data::build_dataset(&options).map_err(|e| format!("{e:#}"))?;
             println!("{}", serde_json::to_string_pretty(&manifest.totals).expect("counts serialise"));
@@ -190,6 +272,14 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+#[cfg(feature = "neural")]
+fn load_predictor(
+    model: Option<PathBuf>,
+) -> Result<neural_model::infer::Predictor<neural_model::net::Cpu>, String> {
+    let dir = model.unwrap_or_else(neural_model::infer::default_model_dir);
+    neural_model::infer::Predictor::load(&dir, &Default::default()).map_err(|e| e.to_string())
 }
 
 #[cfg(feature = "neural")]

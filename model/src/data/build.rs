@@ -48,6 +48,10 @@ pub struct DatasetOptions {
     /// `*_test.py` files next to `.meta/example.py` (repeatable).
     #[arg(long)]
     pub corpus: Vec<PathBuf>,
+    /// A folder of Python scripts, each traced whole as a program (repeatable).
+    #[arg(long)]
+    #[serde(default)]
+    pub scripts: Vec<PathBuf>,
     /// Episodes sampled from each traced program.
     #[arg(long, default_value_t = 3)]
     pub episodes_per_program: usize,
@@ -457,6 +461,20 @@ fn collect_jobs(
             call: p.call,
         }));
     }
+    for dir in &options.scripts {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read the scripts folder {}", dir.display()))?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|path| path.extension().is_some_and(|e| e == "py"))
+            .collect();
+        files.sort();
+        for path in files {
+            let source = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            // An empty call means "run the whole script".
+            jobs.push(Job { origin: "scripts".into(), source, call: String::new() });
+        }
+    }
     let mut seen = HashSet::new();
     jobs.retain(|job| seen.insert(fnv(&[job.source.as_bytes(), job.call.as_bytes()])));
     jobs.sort_by_cached_key(|job| fnv(&[b"order", job.source.as_bytes(), job.call.as_bytes()]));
@@ -480,7 +498,7 @@ fn run_job(
     let program = Program {
         path: path.to_path_buf(),
         source: job.source.clone(),
-        call: Some(job.call.clone()),
+        call: (!job.call.is_empty()).then(|| job.call.clone()),
     };
     let traced = trace(&program, limits);
     let _ = std::fs::remove_file(path);
@@ -507,7 +525,7 @@ fn run_job(
     ]);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let sampled = (0..options.episodes_per_program)
-        .filter_map(|_| sample_episode(tree, &job.source, Some(&job.call), episodes, &mut rng))
+        .filter_map(|_| sample_episode(tree, &job.source, program.call.as_deref(), episodes, &mut rng))
         .map(|mut episode| {
             episode.origin = job.origin.clone();
             episode

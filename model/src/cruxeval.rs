@@ -1,0 +1,178 @@
+//! `neural-model cruxeval`: CruxEval-format benchmarks (jsonl with `code`, `input`,
+//! `output`, `id`; `input` is the comma-joined argument list of `f`).
+//!
+//! - Output mode: from the call state of `f(input)`, predict the return value, once with
+//!   step_return and once with a breakpoint jump to the `return` lines followed by a
+//!   step into the return.
+//! - Input mode: from a return state carrying `output`, predict the arguments with
+//!   inv_step_call.
+//!
+//! Scored pass@1 as CruxEval scores: the predicted output must equal the expected one
+//! (both read with `ast.literal_eval` in a sandboxed `python3 -I`, 3 s timeout), and a
+//! predicted input must satisfy `f(INPUT) == OUTPUT` when run (3 s timeout).
+
+use crate::action::Action;
+use crate::entry::entry_state;
+use crate::infer::Predictor;
+use crate::state::{Event, State};
+use crate::tree::Outcome;
+use burn::tensor::backend::Backend;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use wait_timeout::ChildExt;
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct Sample {
+    pub code: String,
+    pub input: String,
+    pub output: String,
+    pub id: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Scored {
+    pub id: String,
+    pub method: String,
+    pub prediction: Option<String>,
+    pub error: Option<String>,
+    pub pass: bool,
+}
+
+pub fn load(path: &Path) -> anyhow::Result<Vec<Sample>> {
+    let text = std::fs::read_to_string(path)?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1)))
+        .collect()
+}
+
+/// Run a small Python check in isolation; true iff it exits 0 within 3 s.
+fn python_check(script: &str, args: &[&str]) -> bool {
+    let Ok(mut child) = Command::new(crate::tracer::python())
+        .arg("-I")
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return false;
+    };
+    match child.wait_timeout(Duration::from_secs(3)) {
+        Ok(Some(status)) => status.success(),
+        _ => {
+            let _ = child.kill();
+            let _ = child.wait();
+            false
+        }
+    }
+}
+
+const SAME_VALUE: &str = "import ast, sys\nsys.exit(0 if ast.literal_eval(sys.argv[1]) == ast.literal_eval(sys.argv[2]) else 1)";
+const INPUT_WORKS: &str =
+    "import sys\nns = {}\nexec(sys.argv[1], ns)\nsys.exit(0 if eval('f(' + sys.argv[2] + ')', ns) == eval(sys.argv[3], ns) else 1)";
+
+fn return_lines(code: &str) -> Vec<u32> {
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("return"))
+        .map(|(i, _)| i as u32 + 1)
+        .collect()
+}
+
+/// Output prediction for one sample by `method` (`step_return` or `breakpoint`).
+fn predict_output<B: Backend>(predictor: &Predictor<B>, sample: &Sample, method: &str) -> Result<String, String> {
+    let call = format!("f({})", sample.input);
+    let start = entry_state(&sample.code, Some(&call))?;
+    let mut context = predictor.prepare(&sample.code, Some(&call)).map_err(|e| e.to_string())?;
+    let mut step = |state: &State, action: Action| -> Result<Outcome, String> {
+        predictor.predict(&mut context, state, &action).map(|p| p.outcome).map_err(|e| e.to_string())
+    };
+    let returned = if method == "step_return" {
+        step(&start, Action::StepReturn)?
+    } else {
+        let lines = return_lines(&sample.code).into_iter().collect();
+        match step(&start, Action::Breakpoint(lines))? {
+            Outcome::State { state } if state.event == Event::Line => step(&state, Action::StepInto)?,
+            other => other,
+        }
+    };
+    match returned {
+        Outcome::State { state } if state.event == Event::Return && state.depth == 0 => {
+            state.value.ok_or_else(|| "a return without a value".to_string())
+        }
+        other => Err(format!("predicted no return of f: {}", serde_json::to_string(&other).unwrap_or_default())),
+    }
+}
+
+/// Input prediction: from `return output`, back to the call.
+fn predict_input<B: Backend>(predictor: &Predictor<B>, sample: &Sample) -> Result<String, String> {
+    let def_line = sample.code.lines().position(|l| l.starts_with("def f(")).ok_or("no `def f(` in the code")?;
+    let line = return_lines(&sample.code).last().copied().unwrap_or(def_line as u32 + 1);
+    let end = State {
+        event: Event::Return,
+        line,
+        source: sample.code.lines().nth(line as usize - 1).unwrap_or("").trim_end().to_string(),
+        function: "f".into(),
+        depth: 0,
+        stack: Vec::new(),
+        locals: Default::default(),
+        globals: Default::default(),
+        value: Some(sample.output.clone()),
+        stdout: String::new(),
+    };
+    // The model reads the call as "f(?)": the input is what it must find.
+    let mut context = predictor.prepare(&sample.code, Some("f(?)")).map_err(|e| e.to_string())?;
+    let outcome = predictor.predict(&mut context, &end, &Action::InvStepCall).map_err(|e| e.to_string())?;
+    let state = outcome.outcome.state().filter(|s| s.event == Event::Call).ok_or("predicted no call state")?;
+    Ok(state.locals.values().cloned().collect::<Vec<_>>().join(", "))
+}
+
+/// Score every sample in `mode` (`output` or `input`).
+pub fn run<B: Backend>(predictor: &Predictor<B>, samples: &[Sample], mode: &str, progress: &indicatif::ProgressBar) -> Vec<Scored> {
+    let methods: &[&str] = if mode == "output" { &["step_return", "breakpoint"] } else { &["inv_step_call"] };
+    let mut scored = Vec::new();
+    for sample in samples {
+        for &method in methods {
+            let prediction = if mode == "output" {
+                predict_output(predictor, sample, method)
+            } else {
+                predict_input(predictor, sample)
+            };
+            let pass = match &prediction {
+                Ok(p) if mode == "output" => python_check(SAME_VALUE, &[&sample.output, p]),
+                Ok(p) => python_check(INPUT_WORKS, &[&sample.code, p, &sample.output]),
+                Err(_) => false,
+            };
+            scored.push(Scored {
+                id: sample.id.clone(),
+                method: method.to_string(),
+                prediction: prediction.as_ref().ok().cloned(),
+                error: prediction.err(),
+                pass,
+            });
+        }
+        progress.inc(1);
+    }
+    scored
+}
+
+/// pass@1 per method.
+pub fn summary(scored: &[Scored]) -> Vec<(String, usize, usize)> {
+    let mut methods: Vec<String> = scored.iter().map(|s| s.method.clone()).collect();
+    methods.dedup();
+    methods.sort();
+    methods.dedup();
+    methods
+        .into_iter()
+        .map(|m| {
+            let of: Vec<&Scored> = scored.iter().filter(|s| s.method == m).collect();
+            (m, of.iter().filter(|s| s.pass).count(), of.len())
+        })
+        .collect()
+}

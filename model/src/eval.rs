@@ -1,0 +1,222 @@
+//! `neural-model eval`: next-state exact match per action, given the true current
+//! state, for the model and for a trivial baseline (the next line, locals unchanged),
+//! with the paper's components: event, line, locals, value.
+//!
+//! Predictions are decoded greedily and constrained, exactly as the debugger makes
+//! them; the call stack (derived, not predicted) is left out of the comparison.
+
+use crate::action::Action;
+use crate::data::{sample_episode, Episode, EpisodeOptions, Mixture};
+use crate::infer::Predictor;
+use crate::state::{Event, State};
+use crate::tree::Outcome;
+use burn::tensor::backend::Backend;
+use rand::SeedableRng;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Counts for one action (or for all).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Tally {
+    pub examples: usize,
+    pub exact: usize,
+    pub event: usize,
+    pub line: usize,
+    pub locals: usize,
+    /// Among outcomes that carry a value (return, exception, exit error).
+    pub value: usize,
+    pub with_value: usize,
+    pub baseline_exact: usize,
+    /// Predictions that failed (malformed, too long): counted as wrong.
+    pub failures: usize,
+}
+
+impl Tally {
+    fn rate(n: usize, of: usize) -> Option<f64> {
+        (of > 0).then(|| n as f64 / of as f64)
+    }
+
+    pub fn em(&self) -> Option<f64> {
+        Self::rate(self.exact, self.examples)
+    }
+
+    pub fn baseline_em(&self) -> Option<f64> {
+        Self::rate(self.baseline_exact, self.examples)
+    }
+
+    fn add(&mut self, other: &Tally) {
+        self.examples += other.examples;
+        self.exact += other.exact;
+        self.event += other.event;
+        self.line += other.line;
+        self.locals += other.locals;
+        self.value += other.value;
+        self.with_value += other.with_value;
+        self.baseline_exact += other.baseline_exact;
+        self.failures += other.failures;
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    pub per_action: BTreeMap<String, Tally>,
+    pub all: Tally,
+    pub programs: usize,
+    pub ms_per_prediction: f64,
+}
+
+/// Outcomes equal but for the call stack (which the engine derives, not predicts).
+pub fn same_outcome(a: &Outcome, b: &Outcome) -> bool {
+    match (a, b) {
+        (Outcome::State { state: x }, Outcome::State { state: y })
+        | (Outcome::Start { state: x }, Outcome::Start { state: y }) => {
+            State { stack: Vec::new(), ..x.clone() } == State { stack: Vec::new(), ..y.clone() }
+        }
+        _ => a == b,
+    }
+}
+
+/// The baseline: the next line of the same frame, nothing changed.
+pub fn baseline(current: &State) -> Outcome {
+    Outcome::State {
+        state: State {
+            event: Event::Line,
+            line: current.line + 1,
+            source: String::new(),
+            value: None,
+            stdout: String::new(),
+            ..current.clone()
+        },
+    }
+}
+
+fn score_one(tally: &mut Tally, predicted: Option<&Outcome>, truth: &Outcome, current: &State) {
+    tally.examples += 1;
+    let base = baseline(current);
+    // The baseline knows the program's text: give it the real source line.
+    let base = match (&base, truth.state()) {
+        (Outcome::State { state }, Some(t)) if t.line == state.line => {
+            Outcome::State { state: State { source: t.source.clone(), ..state.clone() } }
+        }
+        _ => base,
+    };
+    tally.baseline_exact += same_outcome(&base, truth) as usize;
+    let value_of = |o: &Outcome| match o {
+        Outcome::State { state } | Outcome::Start { state } => state.value.clone(),
+        Outcome::Exit { exit, .. } => Some(exit.to_string()),
+    };
+    if value_of(truth).is_some() {
+        tally.with_value += 1;
+    }
+    let Some(predicted) = predicted else {
+        tally.failures += 1;
+        return;
+    };
+    tally.exact += same_outcome(predicted, truth) as usize;
+    let kind = |o: &Outcome| match o {
+        Outcome::State { state } => format!("{}", state.event),
+        Outcome::Start { state } => format!("start {}", state.event),
+        Outcome::Exit { exit, .. } => format!("exit {}", exit.kind()),
+    };
+    tally.event += (kind(predicted) == kind(truth)) as usize;
+    let line = |o: &Outcome| o.state().map(|s| s.line);
+    tally.line += (line(predicted) == line(truth)) as usize;
+    let locals = |o: &Outcome| o.state().map(|s| s.locals.clone());
+    tally.locals += (locals(predicted) == locals(truth)) as usize;
+    if value_of(truth).is_some() && value_of(predicted) == value_of(truth) {
+        tally.value += 1;
+    }
+}
+
+/// Evaluate `predictor` on every step of `episodes` (at most `limit` predictions).
+pub fn evaluate<B: Backend>(
+    predictor: &Predictor<B>,
+    episodes: &[Episode],
+    limit: usize,
+    progress: &indicatif::ProgressBar,
+) -> Report {
+    let mut report = Report::default();
+    let mut predictions = 0usize;
+    let started = std::time::Instant::now();
+    for episode in episodes {
+        if predictions >= limit {
+            break;
+        }
+        let Ok(mut context) = predictor.prepare(&episode.source, episode.call.as_deref()) else { continue };
+        report.programs += 1;
+        let mut current = episode.start.clone();
+        for (action, truth) in &episode.steps {
+            if predictions >= limit {
+                break;
+            }
+            let predicted = predictor.predict(&mut context, &current, action).ok().map(|p| p.outcome);
+            predictions += 1;
+            progress.inc(1);
+            let tally = report.per_action.entry(action.name().to_string()).or_default();
+            score_one(tally, predicted.as_ref(), truth, &current);
+            match truth.state() {
+                Some(state) => current = state.clone(),
+                None => break,
+            }
+        }
+    }
+    for tally in report.per_action.values() {
+        report.all.add(tally);
+    }
+    report.ms_per_prediction = started.elapsed().as_secs_f64() * 1e3 / predictions.max(1) as f64;
+    report
+}
+
+/// Episodes from every `.py` file in `dir`, each traced as a script, with a fixed seed.
+pub fn episodes_from_programs(dir: &Path, per_program: usize) -> anyhow::Result<Vec<Episode>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    let options = EpisodeOptions { mixtures: vec![Mixture::mixed(), Mixture::single_steps()], ..Default::default() };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+    let mut episodes = Vec::new();
+    for path in files {
+        let program = crate::tracer::Program::load(&path, None)?;
+        let Ok(trace) = crate::tracer::trace(&program, &crate::tracer::Limits::default()) else { continue };
+        for _ in 0..per_program {
+            if let Some(e) = sample_episode(&trace.tree, &program.source, None, &options, &mut rng) {
+                episodes.push(e);
+            }
+        }
+    }
+    Ok(episodes)
+}
+
+/// The report as a table for people.
+pub fn table(report: &Report) -> String {
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0));
+    let mut out = String::from(
+        "| action | n | exact match | baseline | em_event | em_line | em_locals | em_value | failed |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let mut rows: Vec<(&str, &Tally)> = Action::NAMES
+        .iter()
+        .filter_map(|name| report.per_action.get(*name).map(|t| (*name, t)))
+        .collect();
+    rows.push(("all", &report.all));
+    for (name, t) in rows {
+        out += &format!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            t.examples,
+            pct(t.em()),
+            pct(t.baseline_em()),
+            pct(Tally::rate(t.event, t.examples)),
+            pct(Tally::rate(t.line, t.examples)),
+            pct(Tally::rate(t.locals, t.examples)),
+            pct(Tally::rate(t.value, t.with_value)),
+            t.failures
+        );
+    }
+    out += &format!(
+        "\n{} programs, {:.0} ms per prediction\n",
+        report.programs, report.ms_per_prediction
+    );
+    out
+}
