@@ -10,6 +10,7 @@
 //! [`session::Session`] directly); nothing but DAP messages is written to stdout.
 
 pub mod cancel;
+pub mod cli;
 pub mod engine;
 pub mod framing;
 pub mod handlers;

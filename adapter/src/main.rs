@@ -18,10 +18,22 @@ struct Args {
     /// Log filter (tracing's syntax, e.g. `debug` or `neural_dap=trace`); also RUST_LOG.
     #[arg(long, default_value = "info")]
     log_level: String,
+    /// Without a subcommand: serve DAP.
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Debug PROGRAM at a pdb-like terminal prompt (same engines and session as DAP).
+    Cli(neural_dap::cli::CliArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    if let Some(Command::Cli(cli)) = args.command {
+        return neural_dap::cli::main(cli);
+    }
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&args.log_level));
     // Logs never go to stdout: in stdio mode stdout carries the protocol.
