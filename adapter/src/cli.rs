@@ -251,7 +251,7 @@ impl Debugger {
                 let mut view = View::new(self.state().clone());
                 match view.evaluate(&expression) {
                     Ok(value) => writeln!(out, "{}", value.value)?,
-                    Err(e) => writeln!(out, "*** {e}")?,
+                    Err(e) => writeln!(out, "*** {}", one_line(&e.to_string()))?,
                 }
             }
             Command::List => self.list(out)?,
@@ -422,12 +422,17 @@ impl Debugger {
     }
 
     fn locals(&self, out: &mut impl Write) -> io::Result<()> {
-        let state = self.state();
+        let stop = self.session.current();
+        let state = stop.state();
         if state.locals.is_empty() {
             writeln!(out, "(no locals)")?;
         }
         for (name, value) in &state.locals {
-            writeln!(out, "{name} = {value}")?;
+            // A model's confidence in each value, where it gives one.
+            match stop.confidence.as_ref().and_then(|c| c.get(name)) {
+                Some(p) => writeln!(out, "{name} = {value}  (p={p:.3})")?,
+                None => writeln!(out, "{name} = {value}")?,
+            }
         }
         match (state.event, &state.value) {
             (Event::Return, Some(value)) => writeln!(out, "(return) = {value}"),
@@ -451,7 +456,7 @@ fn ended_or(error: SessionError, out: &mut impl Write) -> io::Result<()> {
             out,
             "*** the program has ended ({exit}): restart to debug it again, q to quit"
         ),
-        other => writeln!(out, "*** {other}"),
+        other => writeln!(out, "*** {}", one_line(&other.to_string())),
     }
 }
 
@@ -473,6 +478,11 @@ fn describe(reason: StopReason, stop: &Stop) -> String {
         None => {}
     }
     text
+}
+
+/// An error message on one line (a malformed prediction may quote several).
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// What the program printed, ending with a newline so the stop starts a line.
@@ -654,6 +664,90 @@ mod tests {
             "> p.py(1)<module>()  [entry]\n-> def f(x):\n"
         );
         assert_eq!(run(&mut d, &["p x"]), "0\n");
+    }
+
+    #[test]
+    fn a_model_stop_shows_its_probability_and_verification() {
+        let mut d = debugger();
+        let mut stop = d.session().current().clone();
+        assert_eq!(describe(StopReason::Step, &stop), "step");
+        stop.probability = Some(0.97312);
+        stop.check = Some(Vec::new());
+        assert_eq!(
+            describe(StopReason::Breakpoint, &stop),
+            "breakpoint, p=0.973, matches Python"
+        );
+        stop.check = Some(vec!["x is 3, Python has 2".into()]);
+        assert_eq!(
+            describe(StopReason::Step, &stop),
+            "step, p=0.973, differs from Python: x is 3, Python has 2"
+        );
+        assert_eq!(run(&mut d, &["locals"]), "x = 0\n");
+        assert_eq!(one_line("bad\n  prediction\n"), "bad prediction");
+    }
+
+    /// A stand-in for a model: each step goes one line down with x + 1, probability
+    /// 0.9 and confidence 0.8 in x; edits are accepted. No weights needed.
+    struct Guessing;
+
+    impl Engine for Guessing {
+        fn name(&self) -> &str {
+            "guessing"
+        }
+        fn entry(&self) -> Result<crate::engine::Position, crate::engine::EngineError> {
+            let state = state(Event::Line, 1, &[], "0");
+            Ok(crate::engine::Position { state, key: 0 })
+        }
+        fn predict(
+            &self,
+            from: &crate::engine::Position,
+            _action: &neural_model::Action,
+        ) -> Result<crate::engine::Prediction, crate::engine::EngineError> {
+            let x: i64 = from.state.locals["x"]
+                .parse()
+                .map_err(|_| crate::engine::EngineError::Malformed("x is\nnot a number".into()))?;
+            let state = state(Event::Line, from.state.line + 1, &[], &(x + 1).to_string());
+            Ok(crate::engine::Prediction {
+                outcome: neural_model::Outcome::State { state },
+                key: from.key + 1,
+                probability: Some(0.9),
+                confidence: Some([("x".to_string(), 0.8)].into_iter().collect()),
+                check: None,
+            })
+        }
+        fn edit(
+            &self,
+            at: &crate::engine::Position,
+            name: &str,
+            value: &str,
+        ) -> Result<crate::engine::Position, crate::engine::EngineError> {
+            let mut edited = at.clone();
+            edited.state.locals.insert(name.into(), value.into());
+            edited.key += 100;
+            Ok(edited)
+        }
+    }
+
+    #[test]
+    fn a_model_engine_shows_probabilities_accepts_edits_and_survives_bad_predictions() {
+        let program = Program {
+            path: "p.py".into(),
+            source: "x = 0\nx += 1\nx += 1\nx += 1\n".into(),
+            call: None,
+        };
+        let mut d = Debugger::new(Arc::new(Guessing), program, "p.py".into()).unwrap();
+        assert_eq!(
+            run(&mut d, &["n", "locals"]),
+            "> p.py(2)<module>()  [step, p=0.900]\n-> x += 1\nx = 1  (p=0.800)\n"
+        );
+        assert_eq!(
+            run(&mut d, &["set x 41", "n", "p x"]),
+            "x = 41\n> p.py(3)<module>()  [step, p=0.900]\n-> x += 1\n42\n"
+        );
+        assert_eq!(
+            run(&mut d, &["set x 'a'", "n", "p x"]),
+            "x = 'a'\n*** the engine's prediction could not be used: x is not a number\n'a'\n"
+        );
     }
 
     #[test]
