@@ -70,11 +70,14 @@ fn initialize_advertises_what_works_and_rejects_what_does_not() {
         json!({ "program": "/no/such/file.py", "engine": "trace" }),
     );
     assert!(missing.contains("/no/such/file.py"), "{missing}");
-    let neural = client.fails("launch", json!({ "program": program("nested.py") }));
-    assert!(
-        neural.contains("model/weights/default/") && neural.contains("\"trace\""),
-        "{neural}"
+    // The default engine is the neural one: without a checkpoint, a clear error naming
+    // where it looked (a checkpoint may exist in model/weights/default/, so name one
+    // that cannot).
+    let neural = client.fails(
+        "launch",
+        json!({ "program": program("nested.py"), "model": "/no/such/checkpoint" }),
     );
+    assert!(neural.contains("/no/such/checkpoint"), "{neural}");
     let named = client.fails(
         "launch",
         json!({ "program": program("nested.py"), "engine": "neural", "model": "/ckpt/x" }),

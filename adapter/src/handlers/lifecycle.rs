@@ -1,18 +1,14 @@
 //! initialize, launch, configurationDone, terminate, disconnect, cancel.
 
 use super::{Connection, LaunchState};
-use crate::engine::trace::TraceEngine;
-use crate::engine::Engine;
+use crate::engine::{self, EngineConfig, EngineKind};
 use crate::protocol::Request;
 use crate::session::{Session, Step};
-use neural_model::{Limits, Program};
+use neural_model::Program;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-/// Where the neural engine looks for weights when launch names no `model`.
-pub const DEFAULT_CHECKPOINT: &str = "model/weights/default/";
 
 /// What the adapter can do: only what works.
 pub fn capabilities() -> Value {
@@ -81,17 +77,12 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
     }
     let args: LaunchArgs = request.args()?;
     let program_path = resolve(&args.program, args.cwd.as_deref());
-    let engine_name = args.engine.as_deref().unwrap_or("neural");
-    match engine_name {
-        "trace" => {}
-        "neural" => return Err(neural_unavailable(args.model.as_deref())),
-        other => {
-            return Err(format!(
-                "unknown engine {other:?}: use \"trace\" or \"neural\""
-            ))
-        }
-    }
-    if args.verify {
+    let config = EngineConfig {
+        kind: args.engine.as_deref().unwrap_or("neural").parse::<EngineKind>()?,
+        model: args.model.as_ref().map(PathBuf::from),
+        verify: args.verify,
+    };
+    if args.verify && config.kind == EngineKind::Trace {
         conn.out.output(
             "console",
             "verify applies to the neural engine only; the trace engine is exact\n",
@@ -109,13 +100,13 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
     if conn.client_progress {
         conn.out.event(
             "progressStart",
-            Some(json!({ "progressId": progress_id, "title": "Recording the program run", "requestId": request.seq,
+            Some(json!({ "progressId": progress_id, "title": "Starting the engine", "requestId": request.seq,
                           "cancellable": true, "message": program_path.display().to_string() })),
         );
     }
     let recording = {
         let program = program.clone();
-        tokio::task::spawn_blocking(move || TraceEngine::record(&program, &Limits::default()))
+        tokio::task::spawn_blocking(move || engine::open(&config, &program))
     };
     let cancels = conn.cancels.clone();
     let outcome = tokio::select! {
@@ -132,10 +123,9 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
             return Ok(());
         }
         Some(Err(panic)) => return Err(format!("recording the program failed: {panic}")),
-        Some(Ok(Err(e))) => return Err(e.to_string()),
+        Some(Ok(Err(e))) => return Err(e),
         Some(Ok(Ok(engine))) => engine,
     };
-    let engine: Arc<dyn Engine> = Arc::new(engine);
     let session = tokio::task::spawn_blocking(move || Session::new(engine, program))
         .await
         .map_err(|e| format!("starting the session failed: {e}"))?
@@ -153,19 +143,6 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
         start(conn).await;
     }
     Ok(())
-}
-
-fn neural_unavailable(model: Option<&str>) -> String {
-    let checkpoint = model.unwrap_or(DEFAULT_CHECKPOINT);
-    let found = if Path::new(checkpoint).join("config.json").exists() {
-        "exists"
-    } else {
-        "was not found"
-    };
-    format!(
-        "the neural engine is not available in this build of neural-dap (checkpoint {checkpoint} {found}; \
-         set it with the \"model\" launch argument). Launch with \"engine\": \"trace\" to debug the program under real Python"
-    )
 }
 
 fn resolve(program: &str, cwd: Option<&str>) -> PathBuf {
