@@ -34,7 +34,9 @@ impl FromStr for EngineKind {
         match name {
             "trace" => Ok(EngineKind::Trace),
             "neural" => Ok(EngineKind::Neural),
-            other => Err(format!("unknown engine {other:?}: use \"trace\" or \"neural\"")),
+            other => Err(format!(
+                "unknown engine {other:?}: use \"trace\" or \"neural\""
+            )),
         }
     }
 }
@@ -54,7 +56,8 @@ pub struct EngineConfig {
 pub fn open(config: &EngineConfig, program: &Program) -> Result<Arc<dyn Engine>, String> {
     match config.kind {
         EngineKind::Trace => {
-            let engine = trace::TraceEngine::record(program, &Limits::default()).map_err(|e| e.to_string())?;
+            let engine = trace::TraceEngine::record(program, &Limits::default())
+                .map_err(|e| e.to_string())?;
             Ok(Arc::new(engine))
         }
         EngineKind::Neural => {
@@ -68,16 +71,30 @@ pub fn open(config: &EngineConfig, program: &Program) -> Result<Arc<dyn Engine>,
 pub fn neural_checkpoint() -> PathBuf {
     std::env::var_os("NEURAL_MODEL")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(DEFAULT_CHECKPOINT))
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join(DEFAULT_CHECKPOINT)
+        })
 }
 
 #[cfg(feature = "neural")]
-fn open_neural(checkpoint: &Path, program: &Program, verify: bool) -> Result<Arc<dyn Engine>, String> {
-    Ok(Arc::new(neural::NeuralEngine::open(checkpoint, program, verify)?))
+fn open_neural(
+    checkpoint: &Path,
+    program: &Program,
+    verify: bool,
+) -> Result<Arc<dyn Engine>, String> {
+    Ok(Arc::new(neural::NeuralEngine::open(
+        checkpoint, program, verify,
+    )?))
 }
 
 #[cfg(not(feature = "neural"))]
-fn open_neural(checkpoint: &Path, _program: &Program, _verify: bool) -> Result<Arc<dyn Engine>, String> {
+fn open_neural(
+    checkpoint: &Path,
+    _program: &Program,
+    _verify: bool,
+) -> Result<Arc<dyn Engine>, String> {
     Err(format!(
         "this build of neural-dap has no neural engine (built without the `neural` feature; checkpoint {}). \
          Rebuild with default features, or launch with \"engine\": \"trace\" to debug under real Python",
