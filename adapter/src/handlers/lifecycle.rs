@@ -78,7 +78,11 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
     let args: LaunchArgs = request.args()?;
     let program_path = resolve(&args.program, args.cwd.as_deref());
     let config = EngineConfig {
-        kind: args.engine.as_deref().unwrap_or("neural").parse::<EngineKind>()?,
+        kind: args
+            .engine
+            .as_deref()
+            .unwrap_or("neural")
+            .parse::<EngineKind>()?,
         model: args.model.as_ref().map(PathBuf::from),
         verify: args.verify,
     };

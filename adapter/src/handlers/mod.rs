@@ -159,6 +159,14 @@ impl Connection {
                 } else if let Some(p) = stop.probability {
                     body["description"] = json!(format!("predicted with probability {p:.2}"));
                 }
+                if let Some(diffs) = stop.check.as_ref().filter(|d| !d.is_empty()) {
+                    // Verify mode: say where the prediction and real Python part ways.
+                    let text = format!(
+                        "verify: the prediction differs from real Python: {}\n",
+                        diffs.join("; ")
+                    );
+                    self.out.output("console", &text);
+                }
                 if reason == StopReason::Breakpoint {
                     if let Some(id) = self.breakpoint_id(&session, state.line) {
                         body["hitBreakpointIds"] = json!([id]);
@@ -215,5 +223,87 @@ impl Connection {
     /// Breakpoint ids are their line numbers (one source file per session).
     fn breakpoint_id(&self, session: &Session, line: u32) -> Option<u32> {
         session.breakpoints().contains(&line).then_some(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Engine, EngineError, Position, Prediction};
+    use neural_model::{Action, Event, Outcome, Program, State};
+    use serde_json::Value;
+    use tokio::sync::mpsc;
+
+    /// An engine whose every prediction is checked and found wrong.
+    struct Disagreeing;
+
+    fn state(line: u32) -> State {
+        State {
+            event: Event::Line,
+            line,
+            source: String::new(),
+            function: "<module>".into(),
+            depth: 0,
+            stack: Vec::new(),
+            locals: Default::default(),
+            globals: Default::default(),
+            value: None,
+            stdout: String::new(),
+        }
+    }
+
+    impl Engine for Disagreeing {
+        fn name(&self) -> &str {
+            "disagreeing"
+        }
+        fn entry(&self) -> Result<Position, EngineError> {
+            Ok(Position {
+                state: state(1),
+                key: 0,
+            })
+        }
+        fn predict(&self, from: &Position, _: &Action) -> Result<Prediction, EngineError> {
+            Ok(Prediction {
+                outcome: Outcome::State {
+                    state: state(from.state.line + 1),
+                },
+                key: from.key + 1,
+                probability: Some(0.5),
+                confidence: None,
+                check: Some(vec!["x: predicted 1, real 2".into()]),
+            })
+        }
+        fn edit(&self, at: &Position, _: &str, _: &str) -> Result<Position, EngineError> {
+            Ok(at.clone())
+        }
+    }
+
+    #[test]
+    fn a_verify_mismatch_and_the_probability_are_shown() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut conn = Connection::new(Outbox::new(tx), Arc::new(Cancels::default()));
+        let program = Program {
+            path: "p.py".into(),
+            source: String::new(),
+            call: None,
+        };
+        let mut session = Session::new(Arc::new(Disagreeing), program).unwrap();
+        let moved = session.step(crate::session::Step::Over).unwrap();
+        conn.session = Some(Arc::new(Mutex::new(session)));
+        conn.report(moved);
+        let mut sent: Vec<Value> = Vec::new();
+        while let Ok(message) = rx.try_recv() {
+            sent.push(message);
+        }
+        assert_eq!(sent[0]["event"], "output");
+        assert!(sent[0]["body"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("x: predicted 1, real 2"));
+        assert_eq!(sent[1]["event"], "stopped");
+        assert_eq!(
+            sent[1]["body"]["description"],
+            "predicted with probability 0.50"
+        );
     }
 }
