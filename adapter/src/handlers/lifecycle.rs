@@ -138,6 +138,12 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
     let key = canonical(&program_path);
     session.set_breakpoints(conn.breakpoints.get(&key).cloned().unwrap_or_default());
     session.set_exception_stops(conn.exception_stops);
+    if conn.exception_stops.any() && !session.engine().finds_exceptions() {
+        conn.out.output(
+            "console",
+            "this engine cannot stop at exceptions; exception breakpoints are ignored\n",
+        );
+    }
     conn.session = Some(Arc::new(Mutex::new(session)));
     conn.launch = Some(LaunchState {
         stop_on_entry: args.stop_on_entry.unwrap_or(true),
