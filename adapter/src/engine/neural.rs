@@ -41,22 +41,45 @@ impl NeuralEngine {
     pub fn open(dir: &Path, program: &Program, verify: bool) -> Result<Self, String> {
         let entry = neural_model::entry::entry_state(&program.source, program.call.as_deref())
             .map_err(|e| format!("the neural engine cannot start this program: {e}"))?;
-        let predictor = Predictor::<Backend>::load(dir, &Default::default()).map_err(|e| e.to_string())?;
-        let context =
-            predictor.prepare(&program.source, program.call.as_deref()).map_err(|e| e.to_string())?;
+        let predictor =
+            Predictor::<Backend>::load(dir, &Default::default()).map_err(|e| e.to_string())?;
+        let context = predictor
+            .prepare(&program.source, program.call.as_deref())
+            .map_err(|e| e.to_string())?;
         let referee = if verify {
-            Some(TraceEngine::record(program, &Limits::default()).map_err(|e| format!("verify: {e}"))?)
+            Some(
+                TraceEngine::record(program, &Limits::default())
+                    .map_err(|e| format!("verify: {e}"))?,
+            )
         } else {
             None
         };
-        let real = referee.iter().filter_map(|r| r.entry().ok()).map(|p| (0, p.key)).collect();
-        let model = Model { predictor, context, next_key: 1, real };
-        Ok(NeuralEngine { model: Mutex::new(model), entry, referee })
+        let real = referee
+            .iter()
+            .filter_map(|r| r.entry().ok())
+            .map(|p| (0, p.key))
+            .collect();
+        let model = Model {
+            predictor,
+            context,
+            next_key: 1,
+            real,
+        };
+        Ok(NeuralEngine {
+            model: Mutex::new(model),
+            entry,
+            referee,
+        })
     }
 
     /// Where the real run goes for the same action from the real position `key`, and
     /// how the prediction differs from it (`None` when it is exact).
-    fn referee_says(&self, key: u64, action: &Action, predicted: &Outcome) -> Option<(u64, Vec<String>)> {
+    fn referee_says(
+        &self,
+        key: u64,
+        action: &Action,
+        predicted: &Outcome,
+    ) -> Option<(u64, Vec<String>)> {
         let referee = self.referee.as_ref()?;
         let real = referee.position(key)?;
         let truth = referee.predict(&real, action).ok()?;
@@ -79,18 +102,29 @@ pub fn differences(predicted: &Outcome, real: &Outcome) -> Vec<String> {
                 match p.locals.get(name) {
                     Some(v) if v == value => {}
                     Some(v) => notes.push(format!("{name}: predicted {v}, Python has {value}")),
-                    None => notes.push(format!("{name}: missing from the prediction, Python has {value}")),
+                    None => notes.push(format!(
+                        "{name}: missing from the prediction, Python has {value}"
+                    )),
                 }
             }
             for name in p.locals.keys().filter(|n| !r.locals.contains_key(*n)) {
-                notes.push(format!("{name}: predicted, but Python has no such variable here"));
+                notes.push(format!(
+                    "{name}: predicted, but Python has no such variable here"
+                ));
             }
             if p.value != r.value {
-                notes.push(format!("value: predicted {:?}, Python has {:?}", p.value, r.value));
+                notes.push(format!(
+                    "value: predicted {:?}, Python has {:?}",
+                    p.value, r.value
+                ));
             }
         }
         _ if predicted == real => {}
-        _ => notes.push(format!("predicted {}, Python gives {}", describe(predicted), describe(real))),
+        _ => notes.push(format!(
+            "predicted {}, Python gives {}",
+            describe(predicted),
+            describe(real)
+        )),
     }
     notes
 }
@@ -105,7 +139,9 @@ fn describe(outcome: &Outcome) -> String {
 
 fn engine_error(error: PredictError) -> EngineError {
     match error {
-        PredictError::Malformed { .. } | PredictError::TooLong(_) => EngineError::Malformed(error.to_string()),
+        PredictError::Malformed { .. } | PredictError::TooLong(_) => {
+            EngineError::Malformed(error.to_string())
+        }
         other => EngineError::Failed(other.to_string()),
     }
 }
@@ -116,20 +152,32 @@ impl Engine for NeuralEngine {
     }
 
     fn entry(&self) -> Result<Position, EngineError> {
-        Ok(Position { state: self.entry.clone(), key: 0 })
+        Ok(Position {
+            state: self.entry.clone(),
+            key: 0,
+        })
     }
 
     fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
-        let mut model = self.model.lock().map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
-        let Model { predictor, context, .. } = &mut *model;
-        let prediction = predictor.predict(context, &from.state, action).map_err(engine_error)?;
+        let mut model = self
+            .model
+            .lock()
+            .map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
+        let Model {
+            predictor, context, ..
+        } = &mut *model;
+        let prediction = predictor
+            .predict(context, &from.state, action)
+            .map_err(engine_error)?;
         let key = model.next_key;
         model.next_key += 1;
         let real = model.real.get(&from.key).copied();
-        let check = real.and_then(|real| self.referee_says(real, action, &prediction.outcome)).map(|(real, notes)| {
-            model.real.insert(key, real);
-            notes
-        });
+        let check = real
+            .and_then(|real| self.referee_says(real, action, &prediction.outcome))
+            .map(|(real, notes)| {
+                model.real.insert(key, real);
+                notes
+            });
         Ok(Prediction {
             outcome: prediction.outcome,
             key,
@@ -147,10 +195,15 @@ impl Engine for NeuralEngine {
         } else if let Some(slot) = state.globals.get_mut(name) {
             *slot = repr;
         } else {
-            return Err(EngineError::Unsupported(format!("there is no variable {name} in this frame")));
+            return Err(EngineError::Unsupported(format!(
+                "there is no variable {name} in this frame"
+            )));
         }
         // A new position: the real run never was here, so verify mode stops checking.
-        let mut model = self.model.lock().map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
+        let mut model = self
+            .model
+            .lock()
+            .map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
         let key = model.next_key;
         model.next_key += 1;
         Ok(Position { state, key })
