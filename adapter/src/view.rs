@@ -6,8 +6,101 @@
 //! each time the program stops, as DAP requires.
 
 use crate::pyrepr::{type_name, Access, Kind, Repr};
+use indexmap::IndexMap;
 use neural_model::{Event, State};
 use std::collections::HashMap;
+
+/// What a predicting engine said about the stop it predicted. Exact engines give none,
+/// and their stops show no Prediction scope and plain types.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Confidence {
+    /// The engine's short name (`"neural"`).
+    pub engine: String,
+    /// Probability of the whole predicted state.
+    pub probability: Option<f64>,
+    /// Probability of each local's predicted value.
+    pub per_variable: Option<IndexMap<String, f64>>,
+    /// Verify mode: how the prediction differs from real Python (empty: it matches).
+    pub check: Option<Vec<String>>,
+}
+
+impl Confidence {
+    /// Whether the stop has anything for a Prediction scope.
+    fn has_scope(&self) -> bool {
+        self.probability.is_some() || self.check.is_some()
+    }
+
+    /// Its rows: probability, engine, verify (with one child per difference).
+    fn notes(&self) -> Vec<Note> {
+        let mut notes = Vec::new();
+        if let Some(p) = self.probability {
+            notes.push(Note::leaf(
+                "probability",
+                probability_text(p),
+                Some("float"),
+            ));
+        }
+        notes.push(Note::leaf("engine", self.engine.clone(), None));
+        match self.check.as_deref() {
+            Some([]) => notes.push(Note::leaf("verify", "matches real Python".into(), None)),
+            Some(diffs) => notes.push(Note {
+                name: "verify".into(),
+                value: match diffs.len() {
+                    1 => "1 difference from real Python".into(),
+                    n => format!("{n} differences from real Python"),
+                },
+                type_name: None,
+                children: diffs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| Note::leaf(&(i + 1).to_string(), d.clone(), None))
+                    .collect(),
+            }),
+            None => {}
+        }
+        notes
+    }
+}
+
+/// A probability as people read it: two decimals, or two significant digits when tiny
+/// (a state predicted with 0.004 is not "0.00").
+pub fn probability_text(p: f64) -> String {
+    if p >= 0.01 || p == 0.0 {
+        format!("{p:.2}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
+/// A Python type name with the model's confidence after it (`int · p=0.93`), so a hover
+/// still starts with the type.
+fn typed(type_name: Option<String>, p: Option<f64>) -> Option<String> {
+    match (type_name, p) {
+        (Some(t), Some(p)) => Some(format!("{t} · p={}", probability_text(p))),
+        (None, Some(p)) => Some(format!("p={}", probability_text(p))),
+        (t, None) => t,
+    }
+}
+
+/// A row of plain text (not a Python value) in the Prediction scope.
+#[derive(Clone, Debug)]
+struct Note {
+    name: String,
+    value: String,
+    type_name: Option<&'static str>,
+    children: Vec<Note>,
+}
+
+impl Note {
+    fn leaf(name: &str, value: String, type_name: Option<&'static str>) -> Note {
+        Note {
+            name: name.to_string(),
+            value,
+            type_name,
+            children: Vec::new(),
+        }
+    }
+}
 
 /// One frame of the call stack, innermost first.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,8 +117,8 @@ pub struct ScopeView {
     /// Handle for the scope's variables.
     pub reference: i64,
     pub count: usize,
-    /// DAP presentation hint (`locals`, `globals`, `returnValue`).
-    pub hint: &'static str,
+    /// DAP presentation hint (`locals`, `globals`, `returnValue`); `None`: the generic UI.
+    pub hint: Option<&'static str>,
 }
 
 /// A variable (or an evaluated expression) as shown.
@@ -43,10 +136,15 @@ pub struct VariableView {
 
 #[derive(Debug)]
 enum Handle {
-    /// Named reprs: a scope.
-    Scope(Vec<(String, String)>),
+    /// Named reprs: a scope, with the model's confidence per name where it has one.
+    Scope {
+        vars: Vec<(String, String)>,
+        confidence: IndexMap<String, f64>,
+    },
     /// A parsed value; `path` is how to evaluate it.
     Value { repr: Repr, path: Option<String> },
+    /// Rows of text: the Prediction scope and its expansions.
+    Notes(Vec<Note>),
 }
 
 /// Why an expression has no value here.
@@ -63,6 +161,7 @@ pub enum ViewError {
 /// What is shown at one stop.
 pub struct View {
     state: State,
+    confidence: Option<Confidence>,
     handles: Vec<Handle>,
     /// (parent handle, child index) -> child handle, so repeated requests reuse them.
     children: HashMap<(i64, usize), i64>,
@@ -72,9 +171,26 @@ impl View {
     pub fn new(state: State) -> Self {
         View {
             state,
+            confidence: None,
             handles: Vec::new(),
             children: HashMap::new(),
         }
+    }
+
+    /// The same view with what the engine said about its prediction of this stop.
+    pub fn with_confidence(mut self, confidence: Confidence) -> Self {
+        self.confidence = Some(confidence);
+        self
+    }
+
+    /// The model's confidence in local `name`, where it gave one.
+    fn local_confidence(&self, name: &str) -> Option<f64> {
+        self.confidence
+            .as_ref()?
+            .per_variable
+            .as_ref()?
+            .get(name)
+            .copied()
     }
 
     pub fn state(&self) -> &State {
@@ -111,24 +227,47 @@ impl View {
         let mut scopes = Vec::new();
         if frame == 1 {
             let locals = pairs(&self.state.locals);
-            scopes.push(self.scope("Locals", "locals", locals));
+            let confidence = self
+                .confidence
+                .as_ref()
+                .and_then(|c| c.per_variable.clone())
+                .unwrap_or_default();
+            scopes.push(self.scope("Locals", Some("locals"), locals, confidence));
             match (self.state.event, &self.state.value) {
                 (Event::Return, Some(v)) => scopes.push(self.scope(
                     "Return value",
-                    "returnValue",
+                    Some("returnValue"),
                     vec![("(return)".into(), v.clone())],
+                    IndexMap::new(),
                 )),
                 (Event::Exception, Some(v)) => scopes.push(self.scope(
                     "Exception",
-                    "locals",
+                    Some("locals"),
                     vec![("(exception)".into(), v.clone())],
+                    IndexMap::new(),
                 )),
                 _ => {}
             }
         }
         if !self.state.globals.is_empty() {
             let globals = pairs(&self.state.globals);
-            scopes.push(self.scope("Globals", "globals", globals));
+            scopes.push(self.scope("Globals", Some("globals"), globals, IndexMap::new()));
+        }
+        // Last, so that the first scope stays Locals (editors expand the first one).
+        if let Some(notes) = self
+            .confidence
+            .as_ref()
+            .filter(|c| frame == 1 && c.has_scope())
+            .map(Confidence::notes)
+        {
+            let count = notes.len();
+            self.handles.push(Handle::Notes(notes));
+            scopes.push(ScopeView {
+                name: "Prediction",
+                reference: self.handles.len() as i64,
+                count,
+                hint: None,
+            });
         }
         Ok(scopes)
     }
@@ -136,11 +275,12 @@ impl View {
     fn scope(
         &mut self,
         name: &'static str,
-        hint: &'static str,
+        hint: Option<&'static str>,
         vars: Vec<(String, String)>,
+        confidence: IndexMap<String, f64>,
     ) -> ScopeView {
         let count = vars.len();
-        self.handles.push(Handle::Scope(vars));
+        self.handles.push(Handle::Scope { vars, confidence });
         ScopeView {
             name,
             reference: self.handles.len() as i64,
@@ -160,11 +300,21 @@ impl View {
             .ok()
             .and_then(|i| self.handles.get(i))
             .ok_or(ViewError::UnknownReference(reference))?;
+        let mut confidence = IndexMap::new();
         let items: Vec<(String, Repr, Option<String>)> = match handle {
-            Handle::Scope(vars) => vars
-                .iter()
-                .map(|(k, v)| (k.clone(), Repr::parse(v), plain_name(k)))
-                .collect(),
+            Handle::Notes(notes) => {
+                let notes = notes.clone();
+                return Ok(self.note_views(reference, notes, start, count));
+            }
+            Handle::Scope {
+                vars,
+                confidence: scope_confidence,
+            } => {
+                confidence = scope_confidence.clone();
+                vars.iter()
+                    .map(|(k, v)| (k.clone(), Repr::parse(v), plain_name(k)))
+                    .collect()
+            }
             Handle::Value { repr, path } => repr
                 .children()
                 .into_iter()
@@ -174,21 +324,51 @@ impl View {
                 })
                 .collect(),
         };
-        let end = count
-            .filter(|&c| c > 0)
-            .map_or(items.len(), |c| (start + c).min(items.len()));
+        let end = page_end(items.len(), start, count);
         let mut out = Vec::new();
         for (index, (name, repr, path)) in items.into_iter().enumerate().take(end).skip(start) {
             let reference = self.child_handle(reference, index, &repr, path.clone());
             out.push(VariableView {
+                type_name: typed(type_name(&repr.text), confidence.get(&name).copied()),
                 name,
-                type_name: type_name(&repr.text),
                 value: repr.text,
                 reference,
                 evaluate_name: path,
             });
         }
         Ok(out)
+    }
+
+    /// Rows of the Prediction scope (text, not Python values: nothing to evaluate).
+    fn note_views(
+        &mut self,
+        parent: i64,
+        notes: Vec<Note>,
+        start: usize,
+        count: Option<usize>,
+    ) -> Vec<VariableView> {
+        let end = page_end(notes.len(), start, count);
+        let mut out = Vec::new();
+        for (index, note) in notes.into_iter().enumerate().take(end).skip(start) {
+            let reference = if note.children.is_empty() {
+                0
+            } else if let Some(&known) = self.children.get(&(parent, index)) {
+                known
+            } else {
+                self.handles.push(Handle::Notes(note.children));
+                let reference = self.handles.len() as i64;
+                self.children.insert((parent, index), reference);
+                reference
+            };
+            out.push(VariableView {
+                name: note.name,
+                value: note.value,
+                type_name: note.type_name.map(str::to_string),
+                reference,
+                evaluate_name: None,
+            });
+        }
+        out
     }
 
     fn child_handle(
@@ -255,14 +435,27 @@ impl View {
         } else {
             0
         };
+        // A local's own value carries the model's confidence, as in the Locals scope.
+        let p = if steps.is_empty() && self.state.locals.contains_key(&name) {
+            self.local_confidence(&name)
+        } else {
+            None
+        };
         Ok(VariableView {
             name: expression.to_string(),
-            type_name: type_name(&repr.text),
+            type_name: typed(type_name(&repr.text), p),
             value: repr.text,
             reference,
             evaluate_name: Some(expression.to_string()),
         })
     }
+}
+
+/// Where a page of `len` items that starts at `start` ends (`count` 0 or none: all).
+fn page_end(len: usize, start: usize, count: Option<usize>) -> usize {
+    count
+        .filter(|&c| c > 0)
+        .map_or(len, |c| (start + c).min(len))
 }
 
 fn pairs(vars: &neural_model::Vars) -> Vec<(String, String)> {
@@ -465,6 +658,144 @@ mod tests {
         );
         assert!(view.scopes(4).is_err());
         assert!(view.variables(999, 0, None).is_err());
+    }
+
+    fn predicted(check: Option<Vec<String>>) -> Confidence {
+        Confidence {
+            engine: "neural".into(),
+            probability: Some(0.934),
+            per_variable: Some(
+                [("xs", 0.5), ("n", 0.004)]
+                    .into_iter()
+                    .map(|(k, p)| (k.to_string(), p))
+                    .collect(),
+            ),
+            check,
+        }
+    }
+
+    fn rows(view: &mut View, reference: i64) -> Vec<(String, String, Option<String>)> {
+        view.variables(reference, 0, None)
+            .unwrap()
+            .into_iter()
+            .map(|v| (v.name, v.value, v.type_name))
+            .collect()
+    }
+
+    #[test]
+    fn an_exact_stop_has_no_prediction_scope_and_plain_types() {
+        let mut view = View::new(state());
+        let scopes = view.scopes(1).unwrap();
+        assert!(scopes.iter().all(|s| s.name != "Prediction"));
+        assert_eq!(scopes[0].hint, Some("locals"));
+        let types: Vec<Option<String>> = rows(&mut view, scopes[0].reference)
+            .into_iter()
+            .map(|r| r.2)
+            .collect();
+        assert_eq!(
+            types,
+            [Some("list".into()), Some("dict".into()), Some("int".into())]
+        );
+    }
+
+    #[test]
+    fn a_predicted_stop_shows_its_probability_and_each_locals_confidence() {
+        let mut view = View::new(state()).with_confidence(predicted(None));
+        let scopes = view.scopes(1).unwrap();
+        let names: Vec<&str> = scopes.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["Locals", "Globals", "Prediction"]);
+        let prediction = &scopes[2];
+        assert_eq!((prediction.hint, prediction.count), (None, 2));
+        assert_eq!(
+            rows(&mut view, prediction.reference),
+            [
+                ("probability".into(), "0.93".into(), Some("float".into())),
+                ("engine".into(), "neural".into(), None),
+            ]
+        );
+        let locals = rows(&mut view, scopes[0].reference);
+        assert_eq!(locals[0].2.as_deref(), Some("list · p=0.50"));
+        assert_eq!(locals[1].2.as_deref(), Some("dict"), "no confidence given");
+        assert_eq!(locals[2].2.as_deref(), Some("int · p=4.0e-3"));
+        // Globals and list items are not what the confidence is about.
+        let globals = rows(&mut view, scopes[1].reference);
+        assert_eq!(globals[0].2.as_deref(), Some("tuple"));
+        let xs = view.variables(scopes[0].reference, 0, Some(1)).unwrap();
+        let items = rows(&mut view, xs[0].reference);
+        assert_eq!(items[0].2.as_deref(), Some("int"));
+        // Hovers read the same type.
+        assert_eq!(
+            view.evaluate("n").unwrap().type_name.as_deref(),
+            Some("int · p=4.0e-3")
+        );
+        assert_eq!(
+            view.evaluate("xs[0]").unwrap().type_name.as_deref(),
+            Some("int")
+        );
+        assert!(view
+            .scopes(2)
+            .unwrap()
+            .iter()
+            .all(|s| s.name != "Prediction"));
+    }
+
+    #[test]
+    fn verify_mode_lists_each_difference_or_says_it_matches() {
+        let mut view = View::new(state()).with_confidence(predicted(Some(Vec::new())));
+        let scopes = view.scopes(1).unwrap();
+        let verify = rows(&mut view, scopes.last().unwrap().reference).remove(2);
+        assert_eq!(
+            (verify.0.as_str(), verify.1.as_str()),
+            ("verify", "matches real Python")
+        );
+
+        let diffs = vec![
+            "n: predicted 4, Python has 5".to_string(),
+            "xs: missing from the prediction, Python has [1]".to_string(),
+        ];
+        let mut view = View::new(state()).with_confidence(predicted(Some(diffs.clone())));
+        let scopes = view.scopes(1).unwrap();
+        let reference = scopes.last().unwrap().reference;
+        let verify = view.variables(reference, 2, Some(1)).unwrap().remove(0);
+        assert_eq!(verify.name, "verify");
+        assert_eq!(verify.value, "2 differences from real Python");
+        assert!(verify.reference > 0 && verify.evaluate_name.is_none());
+        let children = rows(&mut view, verify.reference);
+        assert_eq!(
+            children,
+            [
+                ("1".into(), diffs[0].clone(), None),
+                ("2".into(), diffs[1].clone(), None)
+            ]
+        );
+        let again = view.variables(reference, 2, Some(1)).unwrap().remove(0);
+        assert_eq!(again.reference, verify.reference, "handles are reused");
+
+        // A stop checked by the referee but without a probability still has the scope.
+        let mut view = View::new(state()).with_confidence(Confidence {
+            engine: "neural".into(),
+            check: Some(Vec::new()),
+            ..Confidence::default()
+        });
+        let scopes = view.scopes(1).unwrap();
+        assert_eq!(scopes.last().unwrap().name, "Prediction");
+        let mut unchecked = View::new(state()).with_confidence(Confidence {
+            engine: "neural".into(),
+            ..Confidence::default()
+        });
+        assert!(unchecked
+            .scopes(1)
+            .unwrap()
+            .iter()
+            .all(|s| s.name != "Prediction"));
+    }
+
+    #[test]
+    fn probabilities_read_well() {
+        assert_eq!(probability_text(0.934), "0.93");
+        assert_eq!(probability_text(1.0), "1.00");
+        assert_eq!(probability_text(0.0), "0.00");
+        assert_eq!(probability_text(0.00031), "3.1e-4");
     }
 
     #[test]

@@ -74,8 +74,12 @@ pub fn scopes(conn: &mut Connection, request: &Request) -> Result<(), String> {
     let scopes: Vec<Value> = scopes
         .into_iter()
         .map(|s| {
-            json!({ "name": s.name, "presentationHint": s.hint, "variablesReference": s.reference,
-                    "namedVariables": s.count, "expensive": false })
+            let mut scope = json!({ "name": s.name, "variablesReference": s.reference,
+                                    "namedVariables": s.count, "expensive": false });
+            if let Some(hint) = s.hint {
+                scope["presentationHint"] = json!(hint);
+            }
+            scope
         })
         .collect();
     conn.out.respond(request, Some(json!({ "scopes": scopes })));

@@ -15,7 +15,7 @@ use crate::cancel::Cancels;
 use crate::engine::ExceptionStops;
 use crate::protocol::{Outbox, Request};
 use crate::session::{Move, Session, StopReason};
-use crate::view::View;
+use crate::view::{probability_text, Confidence, View};
 use serde_json::json;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -157,7 +157,10 @@ impl Connection {
                     ));
                     body["text"] = json!(state.value.clone().unwrap_or_default());
                 } else if let Some(p) = stop.probability {
-                    body["description"] = json!(format!("predicted with probability {p:.2}"));
+                    body["description"] = json!(format!(
+                        "predicted with probability {}",
+                        probability_text(p)
+                    ));
                 }
                 if let Some(diffs) = stop.check.as_ref().filter(|d| !d.is_empty()) {
                     // Verify mode: say where the prediction and real Python part ways.
@@ -172,7 +175,16 @@ impl Connection {
                         body["hitBreakpointIds"] = json!([id]);
                     }
                 }
-                self.view = Some(View::new(state));
+                let mut view = View::new(state);
+                if stop.probability.is_some() || stop.confidence.is_some() || stop.check.is_some() {
+                    view = view.with_confidence(Confidence {
+                        engine: session.engine().name().to_string(),
+                        probability: stop.probability,
+                        per_variable: stop.confidence.clone(),
+                        check: stop.check.clone(),
+                    });
+                }
+                self.view = Some(view);
                 drop(session);
                 self.out.event("stopped", Some(body));
             }
@@ -245,7 +257,7 @@ mod tests {
             function: "<module>".into(),
             depth: 0,
             stack: Vec::new(),
-            locals: Default::default(),
+            locals: [("x".to_string(), line.to_string())].into_iter().collect(),
             globals: Default::default(),
             value: None,
             stdout: String::new(),
@@ -269,7 +281,7 @@ mod tests {
                 },
                 key: from.key + 1,
                 probability: Some(0.5),
-                confidence: None,
+                confidence: Some([("x".to_string(), 0.25)].into_iter().collect()),
                 check: Some(vec!["x: predicted 1, real 2".into()]),
             })
         }
@@ -305,5 +317,129 @@ mod tests {
             sent[1]["body"]["description"],
             "predicted with probability 0.50"
         );
+    }
+
+    fn connection(engine: Arc<dyn Engine>) -> (Connection, mpsc::UnboundedReceiver<Value>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut conn = Connection::new(Outbox::new(tx), Arc::new(Cancels::default()));
+        let program = Program {
+            path: "p.py".into(),
+            source: String::new(),
+            call: None,
+        };
+        let session = Session::new(engine, program).unwrap();
+        conn.session = Some(Arc::new(Mutex::new(session)));
+        (conn, rx)
+    }
+
+    /// Answer one request and return its response body.
+    fn ask(
+        conn: &mut Connection,
+        rx: &mut mpsc::UnboundedReceiver<Value>,
+        command: &str,
+        arguments: Value,
+    ) -> Value {
+        let request = Request {
+            seq: 1,
+            command: command.into(),
+            arguments,
+        };
+        let result = match command {
+            "scopes" => inspect::scopes(conn, &request),
+            "variables" => inspect::variables(conn, &request),
+            "evaluate" => inspect::evaluate(conn, &request),
+            other => panic!("not a request this test sends: {other}"),
+        };
+        result.unwrap();
+        let mut last = Value::Null;
+        while let Ok(message) = rx.try_recv() {
+            last = message;
+        }
+        assert_eq!(last["success"], true, "{last}");
+        last["body"].clone()
+    }
+
+    fn step(conn: &mut Connection) {
+        let session = conn.session.clone().unwrap();
+        let moved = session
+            .lock()
+            .unwrap()
+            .step(crate::session::Step::Over)
+            .unwrap();
+        conn.report(moved);
+    }
+
+    #[test]
+    fn a_predicted_stop_has_a_prediction_scope_and_typed_confidence() {
+        let (mut conn, mut rx) = connection(Arc::new(Disagreeing));
+        step(&mut conn);
+        let scopes = ask(&mut conn, &mut rx, "scopes", json!({ "frameId": 1 }));
+        let scopes = scopes["scopes"].as_array().unwrap().clone();
+        assert_eq!(scopes[0]["name"], "Locals");
+        let prediction = scopes.last().unwrap();
+        assert_eq!(prediction["name"], "Prediction");
+        assert_eq!(prediction["expensive"], false);
+        assert!(prediction.get("presentationHint").is_none(), "{prediction}");
+        let rows = ask(
+            &mut conn,
+            &mut rx,
+            "variables",
+            json!({ "variablesReference": prediction["variablesReference"] }),
+        );
+        let rows: Vec<(String, String)> = rows["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["name"].as_str().unwrap().into(),
+                    v["value"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("probability".to_string(), "0.50".to_string()),
+                ("engine".into(), "disagreeing".into()),
+                ("verify".into(), "1 difference from real Python".into()),
+            ]
+        );
+        let locals = ask(
+            &mut conn,
+            &mut rx,
+            "variables",
+            json!({ "variablesReference": scopes[0]["variablesReference"] }),
+        );
+        assert_eq!(locals["variables"][0]["type"], "int · p=0.25");
+        let hover = ask(&mut conn, &mut rx, "evaluate", json!({ "expression": "x" }));
+        assert_eq!(hover["type"], "int · p=0.25");
+    }
+
+    #[test]
+    fn the_entry_and_exact_stops_look_as_before() {
+        let (mut conn, mut rx) = connection(Arc::new(Disagreeing));
+        let entry = conn.session.clone().unwrap().lock().unwrap().current_id();
+        conn.report(Move::Stopped {
+            stop: entry,
+            reason: StopReason::Entry,
+            stdout: String::new(),
+        });
+        let scopes = ask(&mut conn, &mut rx, "scopes", json!({ "frameId": 1 }));
+        let names: Vec<&str> = scopes["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Locals"], "the entry is not a prediction");
+        assert_eq!(scopes["scopes"][0]["presentationHint"], "locals");
+        let locals = ask(
+            &mut conn,
+            &mut rx,
+            "variables",
+            json!({ "variablesReference": scopes["scopes"][0]["variablesReference"] }),
+        );
+        assert_eq!(locals["variables"][0]["type"], "int");
     }
 }
