@@ -6,7 +6,14 @@
 //! inverse of a single step) is answered from history without asking the engine, so
 //! stepping back shows exactly what was shown before and stepping forward again
 //! returns the same states; only positions never seen are asked of the engine. An
-//! engine that returns a key it returned before gets the stop recorded for that key.
+//! engine that returns a key it returned before gets the stop recorded for that key;
+//! one that does not know the run's order (the neural engine: fresh keys, predictions
+//! from the state alone) gets the stop already shown with an equal state.
+//!
+//! Stdout: each piece is given once. Engines that know the run's order say what was
+//! printed where; for the others the session keeps what the run printed up to each
+//! stop reached forwards from the entry, and gives only what is past the output
+//! already shown.
 //!
 //! Methods that move call the engine and may block for a long time (a neural engine):
 //! call them off the async runtime.
@@ -98,6 +105,12 @@ pub struct Session {
     /// For engines that know the run's order: the furthest position whose stdout has
     /// been given, so that moving back and forth prints each piece once.
     printed_through: Option<u64>,
+    /// For engines that do not: what the program printed from its start up to each
+    /// stop, where forward moves from the entry tell it...
+    printed_until: HashMap<StopId, String>,
+    /// ...and all the stdout given so far, so a run over known ground prints only
+    /// what is new.
+    given: String,
 }
 
 impl Session {
@@ -116,14 +129,17 @@ impl Session {
             current: 0,
             ended: None,
             printed_through: None,
+            printed_until: HashMap::new(),
+            given: String::new(),
         };
         session.printed_through = session.engine.order(entry_key);
-        session.record(Stop {
+        let entry = session.record(Stop {
             position: entry,
             probability: None,
             confidence: None,
             check: None,
         });
+        session.printed_until.insert(entry, String::new());
         Ok(session)
     }
 
@@ -343,7 +359,10 @@ impl Session {
         let (state, reason) = match outcome {
             Outcome::Exit { exit, stdout } => {
                 self.ended = Some(exit.clone());
-                let stdout = self.unprinted(from_key, None, stdout).unwrap_or_else(|s| s);
+                let stdout = match self.unprinted(from_key, None, stdout) {
+                    Ok(stdout) => stdout,
+                    Err(stdout) => self.unprinted_text(from, stdout).0,
+                };
                 return Ok(Move::Exited { exit, stdout });
             }
             Outcome::Start { .. } => {
@@ -363,24 +382,36 @@ impl Session {
         } else {
             state.stdout.clone()
         };
-        let (to, stdout) = match self.by_key.get(&key) {
+        let known = self
+            .by_key
+            .get(&key)
+            .copied()
+            .or_else(|| self.shown_state(&state, key));
+        let (to, stdout) = match known {
             // Shown before: its output too, unless the engine's order says otherwise.
-            Some(&known) => (
+            Some(known) => (
                 known,
                 self.unprinted(from_key, Some(key), printed)
                     .unwrap_or_default(),
             ),
             None => {
-                let stdout = self
-                    .unprinted(from_key, Some(key), printed)
-                    .unwrap_or_else(|s| s);
+                let (stdout, through) = match self.unprinted(from_key, Some(key), printed) {
+                    Ok(stdout) => (stdout, None),
+                    // Backwards, what was printed before the new stop is unknown.
+                    Err(_) if action.is_inverse() => (String::new(), None),
+                    Err(stdout) => self.unprinted_text(from, stdout),
+                };
                 let stop = Stop {
                     position: Position { state, key },
                     probability,
                     confidence,
                     check,
                 };
-                (self.record(stop), stdout)
+                let to = self.record(stop);
+                if let Some(through) = through {
+                    self.printed_until.insert(to, through);
+                }
+                (to, stdout)
             }
         };
         if !stops.any() {
@@ -449,6 +480,46 @@ impl Session {
             .unwrap_or(stdout))
     }
 
+    /// For engines without an order: the part of `stdout`, printed on a forward move
+    /// from stop `from`, that was not given before, and what the run printed from its
+    /// start through the move (when known). A move from a stop whose past output is
+    /// unknown (reached backwards, or edited) prints all of `stdout`.
+    fn unprinted_text(&mut self, from: StopId, stdout: String) -> (String, Option<String>) {
+        let Some(before) = self.printed_until.get(&from) else {
+            return (stdout, None);
+        };
+        let through = format!("{before}{stdout}");
+        let fresh = if let Some(new) = through.strip_prefix(self.given.as_str()) {
+            new.to_string()
+        } else if self.given.starts_with(&through) {
+            String::new() // over ground already covered
+        } else {
+            stdout // a different story from the one told so far: tell it as it comes
+        };
+        if !self.given.starts_with(&through) {
+            self.given = through.clone();
+        }
+        (fresh, Some(through))
+    }
+
+    /// For engines that do not know the run's order (the neural engine): the stop
+    /// already shown with this very state (its stdout aside). Such an engine predicts
+    /// from the state alone, so an equal state is the same place, and going back and
+    /// forth over it shows the same stop and prints nothing again.
+    fn shown_state(&self, state: &State, key: PositionKey) -> Option<StopId> {
+        if self.engine.order(key).is_some() {
+            return None;
+        }
+        let bare = |s: &State| State {
+            stdout: String::new(),
+            ..s.clone()
+        };
+        let wanted = bare(state);
+        self.history
+            .iter()
+            .position(|stop| bare(stop.state()) == wanted)
+    }
+
     fn record(&mut self, stop: Stop) -> StopId {
         self.by_key.insert(stop.position.key, self.history.len());
         self.history.push(stop);
@@ -492,6 +563,7 @@ impl Session {
 mod tests {
     use super::*;
     use crate::engine::trace::TraceEngine;
+    use crate::engine::Prediction;
     use neural_model::{Limits, StateTree, Trace};
 
     fn state(event: Event, line: u32, depth: u32, x: &str) -> State {
@@ -639,6 +711,116 @@ mod tests {
             }
         ));
         assert_eq!(line(&s), (Event::Line, 6));
+    }
+
+    /// A stand-in for the neural engine: lines 1..=4 of a module, `x` = the line, each
+    /// line prints its number; a fresh key for every answer and no order.
+    struct Markov {
+        keys: std::sync::atomic::AtomicU64,
+    }
+
+    impl Markov {
+        fn session() -> Session {
+            let engine = Markov {
+                keys: std::sync::atomic::AtomicU64::new(1),
+            };
+            let program = Program {
+                path: "p.py".into(),
+                source: String::new(),
+                call: None,
+            };
+            Session::new(Arc::new(engine), program).unwrap()
+        }
+
+        fn at(&self, line: u32, stdout: String) -> Outcome {
+            let mut state = state(Event::Line, line, 0, &line.to_string());
+            state.stdout = stdout;
+            Outcome::State { state }
+        }
+    }
+
+    impl Engine for Markov {
+        fn name(&self) -> &str {
+            "markov"
+        }
+        fn entry(&self) -> Result<Position, EngineError> {
+            Ok(Position {
+                state: state(Event::Line, 1, 0, "1"),
+                key: 0,
+            })
+        }
+        fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
+            let line = from.state.line;
+            let printed = |to: u32| (line..to).map(|l| format!("{l}\n")).collect::<String>();
+            let outcome = match action {
+                Action::InvStepOver if line == 1 => Outcome::Start {
+                    state: from.state.clone(),
+                },
+                Action::InvStepOver => self.at(line - 1, String::new()),
+                Action::Breakpoint(lines) => match lines.range(line + 1..).next() {
+                    Some(&to) => self.at(to, printed(to)),
+                    None => Outcome::Exit {
+                        exit: Exit::Normal,
+                        stdout: printed(5),
+                    },
+                },
+                Action::Continue => Outcome::Exit {
+                    exit: Exit::Normal,
+                    stdout: printed(5),
+                },
+                _ if line == 4 => Outcome::Exit {
+                    exit: Exit::Normal,
+                    stdout: printed(5),
+                },
+                _ => self.at(line + 1, printed(line + 1)),
+            };
+            Ok(Prediction {
+                outcome,
+                key: self.keys.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                probability: Some(0.9),
+                confidence: None,
+                check: None,
+            })
+        }
+        fn edit(&self, at: &Position, _: &str, _: &str) -> Result<Position, EngineError> {
+            Ok(at.clone())
+        }
+    }
+
+    fn printed(moved: Move) -> String {
+        match moved {
+            Move::Stopped { stdout, .. } | Move::Exited { stdout, .. } => stdout,
+        }
+    }
+
+    #[test]
+    fn without_an_order_back_and_forth_shows_the_same_stops_and_prints_once() {
+        let mut s = Markov::session();
+        s.set_breakpoints([3].into_iter().collect());
+        assert_eq!(printed(s.step(Step::Continue).unwrap()), "1\n2\n");
+        let at_three = s.current_id();
+        // Back is predicted (nothing remembered it), forward again meets line 3.
+        assert_eq!(printed(s.step(Step::Back).unwrap()), "");
+        assert_eq!(line(&s), (Event::Line, 2));
+        assert_eq!(printed(s.step(Step::Over).unwrap()), "");
+        assert_eq!(s.current_id(), at_three, "the stop already shown");
+        s.set_breakpoints(Default::default());
+        assert_eq!(printed(s.step(Step::Continue).unwrap()), "3\n4\n");
+        assert_eq!(s.history().len(), 3, "entry, line 3, line 2");
+    }
+
+    #[test]
+    fn without_an_order_a_run_past_known_ground_prints_only_what_is_new() {
+        let mut s = Markov::session();
+        assert_eq!(printed(s.step(Step::Over).unwrap()), "1\n");
+        assert_eq!(printed(s.step(Step::Over).unwrap()), "2\n");
+        s.step(Step::ReverseContinue).unwrap();
+        assert_eq!(s.current_id(), 0);
+        s.set_breakpoints([4].into_iter().collect());
+        assert_eq!(printed(s.step(Step::Continue).unwrap()), "3\n");
+        assert_eq!(line(&s), (Event::Line, 4));
+        s.set_breakpoints(Default::default());
+        assert_eq!(printed(s.step(Step::Continue).unwrap()), "4\n");
     }
 
     #[test]

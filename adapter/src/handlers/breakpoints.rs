@@ -124,9 +124,12 @@ pub fn set_exception_breakpoints(conn: &mut Connection, request: &Request) -> Re
         }
     }
     conn.exception_stops = stops;
+    // Before launch the engine is not known yet; launch says then if it cannot stop.
+    let mut ignored = false;
     if let Some(session) = &conn.session {
         let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
         if stops.any() && !session.engine().finds_exceptions() {
+            ignored = true;
             conn.out.output(
                 "console",
                 "this engine cannot stop at exceptions; exception breakpoints are ignored\n",
@@ -136,7 +139,11 @@ pub fn set_exception_breakpoints(conn: &mut Connection, request: &Request) -> Re
     }
     let verified: Vec<Value> = filters
         .iter()
-        .map(|_| json!({ "verified": true }))
+        .map(|_| match ignored {
+            false => json!({ "verified": true }),
+            true => json!({ "verified": false,
+                            "message": "this engine cannot stop at exceptions (use \"engine\": \"trace\")" }),
+        })
         .collect();
     conn.out
         .respond(request, Some(json!({ "breakpoints": verified })));

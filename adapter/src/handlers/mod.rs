@@ -348,6 +348,7 @@ mod tests {
             "scopes" => inspect::scopes(conn, &request),
             "variables" => inspect::variables(conn, &request),
             "evaluate" => inspect::evaluate(conn, &request),
+            "setExceptionBreakpoints" => breakpoints::set_exception_breakpoints(conn, &request),
             other => panic!("not a request this test sends: {other}"),
         };
         result.unwrap();
@@ -414,6 +415,23 @@ mod tests {
         assert_eq!(locals["variables"][0]["type"], "int · p=0.25");
         let hover = ask(&mut conn, &mut rx, "evaluate", json!({ "expression": "x" }));
         assert_eq!(hover["type"], "int · p=0.25");
+    }
+
+    #[test]
+    fn exception_breakpoints_an_engine_cannot_honour_are_not_verified() {
+        let (mut conn, mut rx) = connection(Arc::new(Disagreeing));
+        let body = ask(
+            &mut conn,
+            &mut rx,
+            "setExceptionBreakpoints",
+            json!({ "filters": ["uncaught"] }),
+        );
+        let breakpoint = &body["breakpoints"][0];
+        assert_eq!(breakpoint["verified"], false, "{body}");
+        assert!(breakpoint["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot stop at exceptions"));
     }
 
     #[test]
