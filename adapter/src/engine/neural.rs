@@ -94,7 +94,7 @@ pub fn differences(predicted: &Outcome, real: &Outcome) -> Vec<String> {
         (Some(p), Some(r)) => {
             if (p.event, p.line, &p.function, p.depth) != (r.event, r.line, &r.function, r.depth) {
                 notes.push(format!(
-                    "predicted {} at line {} in {}, Python is at {} line {} in {}",
+                    "predicted a {} state at line {} in {}, Python has a {} state at line {} in {}",
                     p.event, p.line, p.function, r.event, r.line, r.function
                 ));
             }
