@@ -1,0 +1,335 @@
+//! Complete DAP sessions against the real `neural-dap` binary with the neural engine,
+//! on the tiny checkpoint committed for tests (`model/weights/test/`, trained on the
+//! test programs only). They check protocol behaviour, not prediction quality: a step
+//! either stops or is refused with a message and the session goes on; predicted stops
+//! show a Prediction scope and the model's confidence in each local's type; moves
+//! already made are answered from history. Every message is checked against the DAP
+//! schema by the client.
+//!
+//! Run them with the model's speed: `cargo test --release -p protocol-tests --test neural`.
+//! Without the checkpoint they fail and say where they looked (`NEURAL_TEST_MODEL`
+//! points them at another checkpoint directory).
+
+use protocol_tests::{program, Client};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The test checkpoint: `$NEURAL_TEST_MODEL`, else `model/weights/test/` of the workspace.
+fn checkpoint() -> String {
+    let dir = std::env::var_os("NEURAL_TEST_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/weights/test"));
+    for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+        assert!(
+            dir.join(file).is_file(),
+            "the neural protocol tests need the test checkpoint, and {} is missing. \
+             It is trained on the test programs (model/configs/test-fixture.toml says how) \
+             and committed to model/weights/test/; or set NEURAL_TEST_MODEL to a checkpoint directory",
+            dir.join(file).display()
+        );
+    }
+    std::fs::canonicalize(&dir).unwrap().display().to_string()
+}
+
+/// A program of the Node suite (`protocol-tests/node/programs/`).
+fn node_program(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("node/programs")
+        .join(name);
+    std::fs::canonicalize(&path)
+        .unwrap_or_else(|e| panic!("missing test program {}: {e}", path.display()))
+        .display()
+        .to_string()
+}
+
+/// A client stopped at the entry of `program` under the neural engine.
+fn launch(program: &str, extra: Value) -> Client {
+    let mut client = Client::stdio();
+    let mut args = json!({ "engine": "neural", "model": checkpoint() });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        args[k] = v.clone();
+    }
+    let stopped = client.start(program, &[], args);
+    assert_eq!(stopped["body"]["reason"], "entry", "{stopped}");
+    client
+}
+
+/// What one step did.
+#[derive(Debug)]
+enum Stepped {
+    Stopped(Value),
+    Ended,
+    /// The engine could not answer: the error response's message.
+    Refused(String),
+}
+
+/// Send a step; a refusal must carry a message and leave the session usable.
+fn try_step(client: &mut Client, command: &str) -> Stepped {
+    let response = client.request(command, json!({ "threadId": 1 }));
+    if response["success"] == json!(false) {
+        let message = response["message"].as_str().unwrap_or_default().to_string();
+        assert!(
+            !message.trim().is_empty(),
+            "a refused {command} says why: {response}"
+        );
+        // Still stopped where it was: the next requests are answered.
+        assert!(
+            !client.stack().is_empty(),
+            "the session goes on after {message}"
+        );
+        client.ok("threads", json!({}));
+        return Stepped::Refused(message);
+    }
+    loop {
+        let message = client
+            .next_message()
+            .expect("the adapter answers a step with stopped or terminated");
+        match message["event"].as_str() {
+            Some("stopped") => return Stepped::Stopped(message),
+            Some("terminated") => return Stepped::Ended,
+            _ => {}
+        }
+    }
+}
+
+/// One row of a scope: (name, value, type).
+type Row = (String, String, String);
+
+/// Every scope of the innermost frame with its rows, in order.
+fn scopes(client: &mut Client) -> Vec<(String, Vec<Row>)> {
+    let body = client.ok("scopes", json!({ "frameId": 1 }));
+    let scopes = body["scopes"].as_array().unwrap().clone();
+    scopes
+        .iter()
+        .map(|scope| {
+            let rows = client
+                .children(scope["variablesReference"].as_i64().unwrap())
+                .iter()
+                .map(|v| {
+                    let text = |key: &str| v[key].as_str().unwrap_or_default().to_string();
+                    (text("name"), text("value"), text("type"))
+                })
+                .collect();
+            (scope["name"].as_str().unwrap().to_string(), rows)
+        })
+        .collect()
+}
+
+/// What the user sees at a stop: the stack and every scope of the innermost frame.
+type Snapshot = (Vec<(String, u64)>, Vec<(String, Vec<Row>)>);
+
+fn snapshot(client: &mut Client) -> Snapshot {
+    (client.stack(), scopes(client))
+}
+
+fn scope<'a>(scopes: &'a [(String, Vec<Row>)], name: &str) -> Option<&'a Vec<Row>> {
+    scopes.iter().find(|(n, _)| n == name).map(|(_, rows)| rows)
+}
+
+/// The checks every predicted stop must pass.
+fn check_predicted_stop(client: &mut Client, stopped: &Value) {
+    let scopes = scopes(client);
+    assert_eq!(
+        scopes[0].0, "Locals",
+        "the first scope stays Locals: {scopes:?}"
+    );
+    let prediction = scope(&scopes, "Prediction")
+        .unwrap_or_else(|| panic!("a predicted stop has a Prediction scope: {scopes:?}"));
+    let row = |name: &str| {
+        prediction
+            .iter()
+            .find(|r| r.0 == name)
+            .unwrap_or_else(|| panic!("no {name} in the Prediction scope: {prediction:?}"))
+            .1
+            .clone()
+    };
+    let p: f64 = row("probability")
+        .parse()
+        .unwrap_or_else(|e| panic!("the probability is a number: {e}"));
+    assert!((0.0..=1.0).contains(&p), "probability {p}");
+    assert_eq!(row("engine"), "neural");
+    let description = stopped["body"]["description"].as_str().unwrap_or_default();
+    if stopped["body"]["reason"] != "exception" {
+        assert!(
+            description.starts_with("predicted with probability"),
+            "{stopped}"
+        );
+    }
+    for (name, _, type_name) in &scopes[0].1 {
+        assert!(
+            type_name.contains("p="),
+            "{name}: the type carries the model's confidence, got {type_name:?}"
+        );
+        let p: f64 = type_name
+            .rsplit("p=")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|e| panic!("{name}: {type_name:?}: {e}"));
+        assert!((0.0..=1.0).contains(&p), "{name}: {type_name}");
+    }
+}
+
+#[test]
+fn steps_stop_or_are_refused_clearly_and_predicted_stops_show_the_prediction() {
+    let mut predicted = 0;
+    let mut refused = Vec::new(); // and steps that came back to the entry
+    for path in [
+        program("nested.py"),
+        program("recursion.py"),
+        node_program("calls.py"),
+    ] {
+        let mut client = launch(&path, json!({}));
+        let entry = snapshot(&mut client);
+        assert!(
+            scope(&entry.1, "Prediction").is_none(),
+            "the entry is worked out from the source, not predicted: {entry:?}"
+        );
+        for command in ["next", "stepIn", "next", "stepIn", "next", "next"] {
+            match try_step(&mut client, command) {
+                // A prediction equal to the entry state is the entry stop, shown as it was.
+                Stepped::Stopped(_) if snapshot(&mut client) == entry => {
+                    refused.push(format!("{path} {command}: back at the entry"))
+                }
+                Stepped::Stopped(stopped) => {
+                    predicted += 1;
+                    check_predicted_stop(&mut client, &stopped);
+                }
+                Stepped::Refused(message) => refused.push(format!("{path} {command}: {message}")),
+                Stepped::Ended => break,
+            }
+        }
+        client.finish();
+    }
+    eprintln!("{predicted} predicted stops; refused: {refused:?}");
+    assert!(
+        predicted > 0,
+        "no step was predicted on the programs the test model was trained on: {refused:?}"
+    );
+}
+
+#[test]
+fn step_back_returns_to_exactly_the_earlier_stop_and_prints_nothing_again() {
+    // A next between two statements of one frame is remembered both ways: stepBack
+    // and next again are answered from history, whatever the model says.
+    let mut client = launch(&node_program("calls.py"), json!({}));
+    let mut before = snapshot(&mut client);
+    let mut seen = Vec::new();
+    for _ in 0..10 {
+        let from_ends_frame = before
+            .1
+            .iter()
+            .any(|(name, _)| name == "Return value" || name == "Exception");
+        let stepped = try_step(&mut client, "next");
+        let Stepped::Stopped(_) = stepped else {
+            seen.push(format!("{stepped:?}"));
+            if matches!(stepped, Stepped::Ended) {
+                break;
+            }
+            continue;
+        };
+        let after = snapshot(&mut client);
+        if after.0.len() != before.0.len() || from_ends_frame {
+            seen.push(format!("{:?} -> {:?}", before.0, after.0));
+            before = after;
+            continue;
+        }
+        let printed = client.stdout();
+        let back = try_step(&mut client, "stepBack");
+        assert!(matches!(back, Stepped::Stopped(_)), "stepBack: {back:?}");
+        assert_eq!(
+            snapshot(&mut client),
+            before,
+            "stepBack shows the earlier stop"
+        );
+        let again = try_step(&mut client, "next");
+        assert!(matches!(again, Stepped::Stopped(_)), "next: {again:?}");
+        assert_eq!(
+            snapshot(&mut client),
+            after,
+            "next again shows the same stop"
+        );
+        assert_eq!(client.stdout(), printed, "no stdout printed twice");
+        client.finish();
+        return;
+    }
+    panic!("no next between two statements of one frame in 10 steps to step back over: {seen:?}");
+}
+
+#[test]
+fn verify_mode_shows_the_check_in_the_prediction_scope_and_on_the_console() {
+    let mut client = launch(&program("nested.py"), json!({ "verify": true }));
+    let mut refused = Vec::new();
+    for command in ["next", "stepIn", "next", "next"] {
+        match try_step(&mut client, command) {
+            Stepped::Stopped(stopped) => {
+                check_predicted_stop(&mut client, &stopped);
+                let body = client.ok("scopes", json!({ "frameId": 1 }));
+                let reference = body["scopes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|s| s["name"] == "Prediction")
+                    .unwrap()["variablesReference"]
+                    .as_i64()
+                    .unwrap();
+                let rows = client.children(reference);
+                let verify = rows
+                    .iter()
+                    .find(|r| r["name"] == "verify")
+                    .unwrap_or_else(|| panic!("verify mode adds a verify row: {rows:?}"));
+                let value = verify["value"].as_str().unwrap();
+                if value == "matches real Python" {
+                    assert_eq!(verify["variablesReference"], 0);
+                } else {
+                    let n: usize = value
+                        .split(' ')
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or_else(|| panic!("verify says how many differences: {value}"));
+                    let children = client.children(verify["variablesReference"].as_i64().unwrap());
+                    assert_eq!(children.len(), n, "one row per difference: {children:?}");
+                    let console = client.received.iter().any(|m| {
+                        m["event"] == "output"
+                            && m["body"]["output"]
+                                .as_str()
+                                .unwrap_or("")
+                                .starts_with("verify:")
+                    });
+                    assert!(console, "a difference is also said on the console");
+                }
+                client.finish();
+                return;
+            }
+            Stepped::Refused(message) => refused.push(message),
+            Stepped::Ended => break,
+        }
+    }
+    panic!("no predicted stop to check in verify mode: {refused:?}");
+}
+
+#[test]
+fn exception_breakpoints_are_not_claimed_by_the_neural_engine() {
+    let mut client = launch(&program("exceptions.py"), json!({}));
+    let body = client.ok(
+        "setExceptionBreakpoints",
+        json!({ "filters": ["raised", "uncaught"] }),
+    );
+    for breakpoint in body["breakpoints"].as_array().unwrap() {
+        assert_eq!(breakpoint["verified"], false, "{body}");
+        assert!(breakpoint["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot stop at exceptions"));
+    }
+    let said = client.received.iter().any(|m| {
+        m["event"] == "output"
+            && m["body"]["category"] == "console"
+            && m["body"]["output"]
+                .as_str()
+                .unwrap_or("")
+                .contains("exception breakpoints are ignored")
+    });
+    assert!(said, "the console says exception breakpoints are ignored");
+    client.finish();
+}
