@@ -87,11 +87,31 @@ enum Command {
         mode: String,
         #[arg(long)]
         model: Option<PathBuf>,
+        /// Score only the first N samples (0: all).
+        #[arg(long, default_value_t = 0)]
+        limit: usize,
         /// Where to write one JSON line per sample and method.
         #[arg(long, default_value = "cruxeval-results.jsonl")]
         out: PathBuf,
         #[arg(long)]
         json: bool,
+    },
+    /// Speed on this machine: prefill, ms per predicted state (p50, p95), tokens per
+    /// second and peak memory, for a checkpoint and for random ~5M and ~20M models.
+    #[cfg(feature = "neural")]
+    Bench {
+        /// Checkpoint directory (default: the shipped model).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Steps timed per model.
+        #[arg(long, default_value_t = 20)]
+        steps: usize,
+        /// Tokens decoded per state.
+        #[arg(long, default_value_t = 40)]
+        state_tokens: usize,
+        /// Tokens of program read once at the start.
+        #[arg(long, default_value_t = 256)]
+        prefix_tokens: usize,
     },
     /// Trace programs (generated and real) and write sharded training episodes.
     Dataset(neural_model::data::DatasetOptions),
@@ -235,9 +255,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
-        Command::Cruxeval { data, mode, model, out, json } => {
+        Command::Cruxeval { data, mode, model, limit, out, json } => {
             use neural_model::cruxeval;
-            let samples = cruxeval::load(&data).map_err(|e| format!("{e:#}"))?;
+            let mut samples = cruxeval::load(&data).map_err(|e| format!("{e:#}"))?;
+            if limit > 0 {
+                samples.truncate(limit);
+            }
             let predictor = load_predictor(model)?;
             let progress = neural_model::progress::bar(samples.len() as u64, "cruxeval");
             let scored = cruxeval::run(&predictor, &samples, &mode, &progress);
@@ -257,6 +280,16 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     println!("| {mode} | {method} | {:.1}% | {n} |", 100.0 * pass as f64 / n.max(1) as f64);
                 }
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        #[cfg(feature = "neural")]
+        Command::Bench { model, steps, state_tokens, prefix_tokens } => {
+            use neural_model::net;
+            let dir = model.unwrap_or_else(neural_model::infer::default_model_dir);
+            let options = net::BenchOptions { steps, state_tokens, prefix_tokens, ..Default::default() };
+            let table = net::bench::<net::Cpu>(&net::BenchModel::with_presets(Some(dir)), options, &Default::default())
+                .map_err(|e| e.to_string())?;
+            println!("{table}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Dataset(options) => {
