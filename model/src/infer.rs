@@ -35,8 +35,8 @@ pub enum PredictError {
     Model(#[from] crate::net::Error),
     #[error("the model's prediction is malformed ({error}); it wrote: {text:?}")]
     Malformed { text: String, error: ParseError },
-    #[error("the model's prediction did not end within {0} tokens")]
-    TooLong(usize),
+    #[error("the model's prediction did not end within {tokens} tokens; it began: {start:?}")]
+    TooLong { tokens: usize, start: String },
     #[error("the program and its state do not fit in the model's {max} positions ({needed} tokens)")]
     TooLongContext { needed: usize, max: usize },
     #[error("tokenizer: {0}")]
@@ -66,13 +66,18 @@ pub struct Predictor<B: Backend> {
     stop: u32,
     /// Ids of the special tokens, by text.
     special: IndexMap<String, u32>,
+    /// Tokens that are exactly a newline.
+    newlines: Vec<u32>,
 }
 
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
 pub struct ProgramContext<B: Backend> {
     cache: KvCache<B>,
     prefix_len: usize,
-    lines: u32,
+    /// The program's lines, and the names a frame can have (functions, classes,
+    /// `<module>`): what the grammar lets a state's header and source line be.
+    lines: Vec<String>,
+    names: Vec<String>,
 }
 
 impl<B: Backend> Predictor<B> {
@@ -97,7 +102,7 @@ impl<B: Backend> Predictor<B> {
                 .ok_or_else(|| PredictError::Tokenizer(format!("the tokenizer has no {token} token")))?;
             special.insert(token.to_string(), id);
         }
-        let token_text = (0..tokenizer.vocab_size() as u32)
+        let token_text: Vec<(String, bool)> = (0..tokenizer.vocab_size() as u32)
             .map(|id| {
                 let text = tokenizer.decode(&[id]).unwrap_or_default();
                 let is_special = special.values().any(|&s| s == id);
@@ -105,7 +110,13 @@ impl<B: Backend> Predictor<B> {
             })
             .collect();
         let stop = special[language::ACTION_SEP];
-        Ok(Predictor { model, config, tokenizer, token_text, stop, special })
+        let newlines = token_text
+            .iter()
+            .enumerate()
+            .filter(|(_, (text, is_special))| text == "\n" && !is_special)
+            .map(|(id, _)| id as u32)
+            .collect();
+        Ok(Predictor { model, config, tokenizer, token_text, stop, special, newlines })
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>, PredictError> {
@@ -121,7 +132,18 @@ impl<B: Backend> Predictor<B> {
         }
         let mut cache = KvCache::new();
         self.model.extend(&prompt, &mut cache)?;
-        Ok(ProgramContext { prefix_len: cache.len(), cache, lines: source.lines().count().max(1) as u32 })
+        let lines: Vec<String> = source.lines().map(|l| l.trim_end().to_string()).collect();
+        let mut names: Vec<String> = lines
+            .iter()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                let rest = l.strip_prefix("def ").or_else(|| l.strip_prefix("class "))?;
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                (!name.is_empty()).then_some(name)
+            })
+            .collect();
+        names.push("<module>".into());
+        Ok(ProgramContext { prefix_len: cache.len(), cache, lines, names })
     }
 
     /// Predict what `action` at `current` leads to.
@@ -146,7 +168,13 @@ impl<B: Backend> Predictor<B> {
         if room < 16 {
             return Err(PredictError::TooLongContext { needed: context.prefix_len + prompt.len(), max });
         }
-        let grammar = Grammar { predictor: self, prev: current, inverse: action.is_inverse(), lines: context.lines };
+        let grammar = Grammar {
+            predictor: self,
+            prev: current,
+            inverse: action.is_inverse(),
+            lines: &context.lines,
+            names: &context.names,
+        };
         let decoded = greedy(
             &self.model,
             &mut context.cache,
@@ -156,7 +184,9 @@ impl<B: Backend> Predictor<B> {
             |so_far| grammar.allowed(so_far),
         )?;
         if !decoded.stopped {
-            return Err(PredictError::TooLong(decoded.tokens.len()));
+            let text = self.tokenizer.decode(&decoded.tokens).unwrap_or_default();
+            let start: String = text.chars().take(120).collect();
+            return Err(PredictError::TooLong { tokens: decoded.tokens.len(), start });
         }
         let text = self.tokenizer.decode(&decoded.tokens).map_err(|e| PredictError::Tokenizer(e.to_string()))?;
         let outcome = parse_outcome(&text, Some(current))
@@ -204,11 +234,13 @@ struct Grammar<'a, B: Backend> {
     predictor: &'a Predictor<B>,
     prev: &'a State,
     inverse: bool,
-    lines: u32,
+    lines: &'a [String],
+    names: &'a [String],
 }
 
 impl<B: Backend> Grammar<'_, B> {
     fn allowed(&self, so_far: &[u32]) -> Allowed {
+        // For measuring what the grammar adds: decode unconstrained.
         if std::env::var_os("NEURAL_NO_GRAMMAR").is_some() {
             return Allowed::Any;
         }
@@ -227,16 +259,37 @@ impl<B: Backend> Grammar<'_, B> {
         if text == language::AT_START {
             return Allowed::Only(events.to_vec());
         }
-        let complete = parse_outcome(&text, Some(self.prev)).is_ok();
-        let sections_open = text.ends_with('\n')
-            && parse_outcome(&text[..text.len() - 1], Some(self.prev)).is_ok();
+        let sections = [language::GLOBALS, language::VALUE, language::STDOUT].map(special);
+        // A complete outcome may only end, or open one more section on a new line:
+        // a small model would otherwise ramble on past a finished state.
+        if parse_outcome(&text, Some(self.prev)).is_ok() {
+            let mut next = vec![p.stop];
+            next.extend(p.newlines.iter().copied());
+            return Allowed::Only(next);
+        }
+        // After a complete JSON value (the locals, or a section's value) comes a new
+        // line, then a section token.
+        match json_tail(&text) {
+            Some(Tail::Complete) => return Allowed::Only(p.newlines.clone()),
+            Some(Tail::NewLine) => {
+                // Sections come at most once each, in order; only returns and
+                // exceptions have a value.
+                let names = [language::GLOBALS, language::VALUE, language::STDOUT];
+                let used = names.iter().rposition(|t| text.contains(t)).map_or(0, |i| i + 1);
+                let valued = ["<|return|>", "<|exception|>"].iter().any(|t| text.contains(t));
+                let next: Vec<u32> = (used..3)
+                    .filter(|&i| i != 1 || valued)
+                    .map(|i| sections[i])
+                    .collect();
+                return Allowed::Only(next);
+            }
+            _ => {}
+        }
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
                 let (piece, is_special) = &p.token_text[id as usize];
                 if *is_special {
-                    return (id == p.stop && complete)
-                        || (sections_open
-                            && [language::GLOBALS, language::VALUE, language::STDOUT].map(special).contains(&id));
+                    return false;
                 }
                 self.header_ok(&text, piece)
             })
@@ -244,22 +297,93 @@ impl<B: Backend> Grammar<'_, B> {
         Allowed::Only(allowed)
     }
 
-    /// The line number after the event token must name a line of the program.
+    /// A state's header is `LINE DEPTH FUNCTION` with a line of the program and a
+    /// function it defines; the next line is that line's text, exactly.
     fn header_ok(&self, text: &str, piece: &str) -> bool {
         let body = text.strip_prefix(language::AT_START).unwrap_or(text);
         let Some(after) = body.find("|>").map(|i| &body[i + 2..]) else { return true };
-        if body.starts_with("<|exit_") || after.contains(' ') || after.contains('\n') {
+        if body.starts_with("<|exit_") {
             return true;
         }
         let candidate = format!("{after}{piece}");
-        let number = candidate.split(' ').next().unwrap_or("");
-        let well_formed = !number.is_empty()
-            && number.bytes().all(|b| b.is_ascii_digit())
-            && !number.starts_with('0')
-            && number.parse::<u32>().is_ok_and(|n| n <= self.lines);
-        let finished = candidate.contains(' ');
-        well_formed && (!finished || !candidate.contains('\n'))
+        let (header, rest) = match candidate.split_once('\n') {
+            Some((header, rest)) => (header, Some(rest)),
+            None => (candidate.as_str(), None),
+        };
+        let fields: Vec<&str> = header.split(' ').collect();
+        let digits = |f: &str| f.bytes().all(|b| b.is_ascii_digit()) && !(f.len() > 1 && f.starts_with('0'));
+        // A state is never on a blank or comment line.
+        let code_line = |n: usize| {
+            self.lines.get(n.wrapping_sub(1)).is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        };
+        let line_ok = digits(fields[0])
+            && if fields.len() > 1 {
+                fields[0].parse::<usize>().is_ok_and(code_line)
+            } else {
+                (1..=self.lines.len()).any(|n| code_line(n) && n.to_string().starts_with(fields[0]))
+            };
+        let depth_ok = fields.get(1).is_none_or(|f| digits(f) && f.len() <= 4);
+        let name_ok = fields.get(2).is_none_or(|f| {
+            if rest.is_some() { self.names.iter().any(|n| n == f) } else { self.names.iter().any(|n| n.starts_with(f)) }
+        });
+        let filled = fields.iter().enumerate().all(|(i, f)| !f.is_empty() || i + 1 == fields.len() && rest.is_none());
+        if fields.len() > 3 || !(line_ok && depth_ok && name_ok && filled) {
+            return false;
+        }
+        let Some(rest) = rest else { return true };
+        if fields.len() < 3 {
+            return false;
+        }
+        let number: usize = fields[0].parse().unwrap_or(1);
+        let expected = format!("{}\n", self.lines[number - 1]);
+        if rest.len() <= expected.len() {
+            expected.starts_with(rest)
+        } else {
+            // Then the locals, a JSON object.
+            rest.starts_with(&expected) && rest[expected.len()..].starts_with('{')
+        }
     }
+}
+
+enum Tail {
+    /// Inside a JSON value.
+    Open,
+    /// A JSON value has just closed.
+    Complete,
+    /// A JSON value closed, then a newline.
+    NewLine,
+}
+
+/// Where a state's text stands with respect to its JSON parts (`None`: before them,
+/// or an exit).
+fn json_tail(text: &str) -> Option<Tail> {
+    let body = text.strip_prefix(language::AT_START).unwrap_or(text);
+    if body.starts_with("<|exit_") {
+        return None;
+    }
+    let header_end = body.find('\n')?;
+    let locals_start = header_end + 1 + body[header_end + 1..].find('\n')? + 1;
+    let (body, newline) = match body.strip_suffix('\n') {
+        Some(body) if body.len() >= locals_start => (body, true),
+        _ => (body, false),
+    };
+    let section = [language::GLOBALS, language::VALUE, language::STDOUT]
+        .iter()
+        .filter_map(|t| body.rfind(t).map(|i| i + t.len()))
+        .max()
+        .unwrap_or(locals_start)
+        .max(locals_start);
+    let segment = &body[section..];
+    if segment.is_empty() {
+        return Some(Tail::Open);
+    }
+    let mut values = serde_json::Deserializer::from_str(segment).into_iter::<serde_json::Value>();
+    let complete = matches!(values.next(), Some(Ok(_))) && values.byte_offset() == segment.len();
+    Some(match (complete, newline) {
+        (true, true) => Tail::NewLine,
+        (true, false) => Tail::Complete,
+        _ => Tail::Open,
+    })
 }
 
 /// Keys of the first JSON object of strings in `text` (the locals), with the byte

@@ -139,7 +139,7 @@ fn describe(outcome: &Outcome) -> String {
 
 fn engine_error(error: PredictError) -> EngineError {
     match error {
-        PredictError::Malformed { .. } | PredictError::TooLong(_) => {
+        PredictError::Malformed { .. } | PredictError::TooLong { .. } => {
             EngineError::Malformed(error.to_string())
         }
         other => EngineError::Failed(other.to_string()),
