@@ -45,7 +45,10 @@ pub fn load(path: &Path) -> anyhow::Result<Vec<Sample>> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))
+        })
         .collect()
 }
 
@@ -86,38 +89,65 @@ fn return_lines(code: &str) -> Vec<u32> {
 }
 
 /// Output prediction for one sample by `method` (`step_return` or `breakpoint`).
-fn predict_output<B: Backend>(predictor: &Predictor<B>, sample: &Sample, method: &str) -> Result<String, String> {
+fn predict_output<B: Backend>(
+    predictor: &Predictor<B>,
+    sample: &Sample,
+    method: &str,
+) -> Result<String, String> {
     let call = format!("f({})", sample.input);
     let start = entry_state(&sample.code, Some(&call))?;
-    let mut context = predictor.prepare(&sample.code, Some(&call)).map_err(|e| e.to_string())?;
+    let mut context = predictor
+        .prepare(&sample.code, Some(&call))
+        .map_err(|e| e.to_string())?;
     let mut step = |state: &State, action: Action| -> Result<Outcome, String> {
-        predictor.predict(&mut context, state, &action).map(|p| p.outcome).map_err(|e| e.to_string())
+        predictor
+            .predict(&mut context, state, &action)
+            .map(|p| p.outcome)
+            .map_err(|e| e.to_string())
     };
     let returned = if method == "step_return" {
         step(&start, Action::StepReturn)?
     } else {
         let lines = return_lines(&sample.code).into_iter().collect();
         match step(&start, Action::Breakpoint(lines))? {
-            Outcome::State { state } if state.event == Event::Line => step(&state, Action::StepInto)?,
+            Outcome::State { state } if state.event == Event::Line => {
+                step(&state, Action::StepInto)?
+            }
             other => other,
         }
     };
     match returned {
-        Outcome::State { state } if state.event == Event::Return && state.depth == 0 => {
-            state.value.ok_or_else(|| "a return without a value".to_string())
-        }
-        other => Err(format!("predicted no return of f: {}", serde_json::to_string(&other).unwrap_or_default())),
+        Outcome::State { state } if state.event == Event::Return && state.depth == 0 => state
+            .value
+            .ok_or_else(|| "a return without a value".to_string()),
+        other => Err(format!(
+            "predicted no return of f: {}",
+            serde_json::to_string(&other).unwrap_or_default()
+        )),
     }
 }
 
 /// Input prediction: from `return output`, back to the call.
 fn predict_input<B: Backend>(predictor: &Predictor<B>, sample: &Sample) -> Result<String, String> {
-    let def_line = sample.code.lines().position(|l| l.starts_with("def f(")).ok_or("no `def f(` in the code")?;
-    let line = return_lines(&sample.code).last().copied().unwrap_or(def_line as u32 + 1);
+    let def_line = sample
+        .code
+        .lines()
+        .position(|l| l.starts_with("def f("))
+        .ok_or("no `def f(` in the code")?;
+    let line = return_lines(&sample.code)
+        .last()
+        .copied()
+        .unwrap_or(def_line as u32 + 1);
     let end = State {
         event: Event::Return,
         line,
-        source: sample.code.lines().nth(line as usize - 1).unwrap_or("").trim_end().to_string(),
+        source: sample
+            .code
+            .lines()
+            .nth(line as usize - 1)
+            .unwrap_or("")
+            .trim_end()
+            .to_string(),
         function: "f".into(),
         depth: 0,
         stack: Vec::new(),
@@ -127,15 +157,37 @@ fn predict_input<B: Backend>(predictor: &Predictor<B>, sample: &Sample) -> Resul
         stdout: String::new(),
     };
     // The model reads the call as "f(?)": the input is what it must find.
-    let mut context = predictor.prepare(&sample.code, Some("f(?)")).map_err(|e| e.to_string())?;
-    let outcome = predictor.predict(&mut context, &end, &Action::InvStepCall).map_err(|e| e.to_string())?;
-    let state = outcome.outcome.state().filter(|s| s.event == Event::Call).ok_or("predicted no call state")?;
-    Ok(state.locals.values().cloned().collect::<Vec<_>>().join(", "))
+    let mut context = predictor
+        .prepare(&sample.code, Some("f(?)"))
+        .map_err(|e| e.to_string())?;
+    let outcome = predictor
+        .predict(&mut context, &end, &Action::InvStepCall)
+        .map_err(|e| e.to_string())?;
+    let state = outcome
+        .outcome
+        .state()
+        .filter(|s| s.event == Event::Call)
+        .ok_or("predicted no call state")?;
+    Ok(state
+        .locals
+        .values()
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", "))
 }
 
 /// Score every sample in `mode` (`output` or `input`).
-pub fn run<B: Backend>(predictor: &Predictor<B>, samples: &[Sample], mode: &str, progress: &indicatif::ProgressBar) -> Vec<Scored> {
-    let methods: &[&str] = if mode == "output" { &["step_return", "breakpoint"] } else { &["inv_step_call"] };
+pub fn run<B: Backend>(
+    predictor: &Predictor<B>,
+    samples: &[Sample],
+    mode: &str,
+    progress: &indicatif::ProgressBar,
+) -> Vec<Scored> {
+    let methods: &[&str] = if mode == "output" {
+        &["step_return", "breakpoint"]
+    } else {
+        &["inv_step_call"]
+    };
     let mut scored = Vec::new();
     for sample in samples {
         for &method in methods {

@@ -14,13 +14,27 @@ pub fn entry_state(source: &str, call: Option<&str>) -> Result<State, String> {
             .iter()
             .position(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
             .ok_or("the program has no code")?;
-        return Ok(state(Event::Line, first + 1, lines[first], "<module>", Vars::new(), Vars::new()));
+        return Ok(state(
+            Event::Line,
+            first + 1,
+            lines[first],
+            "<module>",
+            Vars::new(),
+            Vars::new(),
+        ));
     };
     let call = call.trim();
-    let open = call.find('(').ok_or_else(|| format!("{call:?} is not a call like f(1, 2)"))?;
+    let open = call
+        .find('(')
+        .ok_or_else(|| format!("{call:?} is not a call like f(1, 2)"))?;
     let name = call[..open].trim();
-    if !call.ends_with(')') || name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        return Err(format!("{call:?} is not a call of a function by name, like f(1, 2)"));
+    if !call.ends_with(')')
+        || name.is_empty()
+        || !name.chars().all(|c| c.is_alphanumeric() || c == '_')
+    {
+        return Err(format!(
+            "{call:?} is not a call of a function by name, like f(1, 2)"
+        ));
     }
     let def = format!("def {name}(");
     let (def_line, _) = lines
@@ -28,12 +42,27 @@ pub fn entry_state(source: &str, call: Option<&str>) -> Result<State, String> {
         .enumerate()
         .find(|(_, l)| l.starts_with(&def))
         .ok_or_else(|| format!("the program defines no top-level function {name}"))?;
-    let signature = signature_text(&lines[def_line..], def.len()).ok_or("cannot read the def line's parameters")?;
+    let signature = signature_text(&lines[def_line..], def.len())
+        .ok_or("cannot read the def line's parameters")?;
     let locals = bind(&signature, &call[open + 1..call.len() - 1])?;
-    Ok(state(Event::Call, def_line + 1, lines[def_line], name, locals, module_constants(&lines)))
+    Ok(state(
+        Event::Call,
+        def_line + 1,
+        lines[def_line],
+        name,
+        locals,
+        module_constants(&lines),
+    ))
 }
 
-fn state(event: Event, line: usize, text: &str, function: &str, locals: Vars, globals: Vars) -> State {
+fn state(
+    event: Event,
+    line: usize,
+    text: &str,
+    function: &str,
+    locals: Vars,
+    globals: Vars,
+) -> State {
     State {
         event,
         line: line as u32,
@@ -50,7 +79,12 @@ fn state(event: Event, line: usize, text: &str, function: &str, locals: Vars, gl
 
 /// The text between `def f(` and its closing `)`, over several lines if need be.
 fn signature_text(lines: &[&str], start: usize) -> Option<String> {
-    let text = lines.iter().take(20).copied().collect::<Vec<_>>().join("\n");
+    let text = lines
+        .iter()
+        .take(20)
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut depth = 1;
     for (i, c) in text[start..].char_indices() {
         match c {
@@ -99,7 +133,11 @@ fn split_top(text: &str) -> Vec<String> {
         current.push(c);
     }
     parts.push(current);
-    parts.into_iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
+    parts
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 /// Bind call arguments to the parameters as Python does (positional, keyword,
@@ -156,15 +194,22 @@ fn bind(signature: &str, args: &str) -> Result<Vars, String> {
             };
             locals.insert(name, tuple);
         }
-        None if !extra.is_empty() => return Err("the call gives more arguments than the function takes".into()),
+        None if !extra.is_empty() => {
+            return Err("the call gives more arguments than the function takes".into())
+        }
         None => {}
     }
     match star_kwargs {
         Some(name) => {
-            let items: Vec<String> = keywords.iter().map(|(k, v)| format!("'{k}': {v}")).collect();
+            let items: Vec<String> = keywords
+                .iter()
+                .map(|(k, v)| format!("'{k}': {v}"))
+                .collect();
             locals.insert(name, format!("{{{}}}", items.join(", ")));
         }
-        None if !keywords.is_empty() => return Err(format!("the function has no parameter {}", keywords[0].0)),
+        None if !keywords.is_empty() => {
+            return Err(format!("the function has no parameter {}", keywords[0].0))
+        }
         None => {}
     }
     Ok(locals)
@@ -195,7 +240,10 @@ fn module_constants(lines: &[&str]) -> Vars {
 
 /// The repr Python prints for the value of a literal expression.
 pub fn literal_repr(expr: &str) -> Result<String, String> {
-    let mut parser = Literal { text: expr.trim(), at: 0 };
+    let mut parser = Literal {
+        text: expr.trim(),
+        at: 0,
+    };
     let value = parser.value()?;
     parser.space();
     if parser.at != parser.text.len() {
@@ -234,9 +282,15 @@ impl Literal<'_> {
 
     fn value(&mut self) -> Result<String, String> {
         self.space();
-        let c = self.rest().chars().next().ok_or_else(|| "an empty expression".to_string())?;
+        let c = self
+            .rest()
+            .chars()
+            .next()
+            .ok_or_else(|| "an empty expression".to_string())?;
         match c {
-            '[' => self.sequence('[', ']').map(|items| format!("[{}]", items.join(", "))),
+            '[' => self
+                .sequence('[', ']')
+                .map(|items| format!("[{}]", items.join(", "))),
             '(' => self.sequence('(', ')').map(|items| match items.len() {
                 1 if self.text[..self.at].trim_end().ends_with(",)") => format!("({},)", items[0]),
                 1 => items[0].clone(),
@@ -257,7 +311,11 @@ impl Literal<'_> {
             }
             items.push(self.value()?);
             if !self.eat(",") {
-                return if self.eat(&close.to_string()) { Ok(items) } else { self.fail() };
+                return if self.eat(&close.to_string()) {
+                    Ok(items)
+                } else {
+                    self.fail()
+                };
             }
         }
     }
@@ -280,7 +338,11 @@ impl Literal<'_> {
                 }
                 pairs.push(format!("{key}: {}", self.value()?));
             }
-            return if self.eat("}") { Ok(format!("{{{}}}", pairs.join(", "))) } else { self.fail() };
+            return if self.eat("}") {
+                Ok(format!("{{{}}}", pairs.join(", ")))
+            } else {
+                self.fail()
+            };
         }
         let mut items = vec![first];
         while self.eat(",") {
@@ -340,7 +402,9 @@ impl Literal<'_> {
             return Ok(n.to_string());
         }
         match digits.parse::<f64>() {
-            Ok(x) if x.is_finite() && digits.chars().any(|c| c.is_ascii_digit()) => Ok(python_float_repr(x)),
+            Ok(x) if x.is_finite() && digits.chars().any(|c| c.is_ascii_digit()) => {
+                Ok(python_float_repr(x))
+            }
             _ => self.fail(),
         }
     }
@@ -348,7 +412,11 @@ impl Literal<'_> {
 
 /// Python's `repr` of a str: single quotes unless the text has one and no double.
 pub fn python_str_repr(value: &str) -> String {
-    let quote = if value.contains('\'') && !value.contains('"') { '"' } else { '\'' };
+    let quote = if value.contains('\'') && !value.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::from(quote);
     for c in value.chars() {
         match c {
@@ -360,7 +428,9 @@ pub fn python_str_repr(value: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -371,17 +441,29 @@ pub fn python_str_repr(value: &str) -> String {
 /// Python's `repr` of a float (shortest round-trip digits; exponent outside 1e-4..1e16).
 fn python_float_repr(x: f64) -> String {
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     let exponent = x.abs().log10().floor() as i32;
     if (-4..16).contains(&exponent) {
         let text = format!("{x}");
-        if text.contains('.') { text } else { format!("{text}.0") }
+        if text.contains('.') {
+            text
+        } else {
+            format!("{text}.0")
+        }
     } else {
         let text = format!("{x:e}"); // 1e20, 1.5e-7
         let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
         let exp: i32 = exp.parse().unwrap_or(0);
-        format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+        format!(
+            "{mantissa}e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
     }
 }
 
@@ -420,21 +502,43 @@ mod tests {
     fn arguments_bind_like_python() {
         let source = "LIMIT = 3\n\ndef f(a, b=2, *rest, key=None, **more):\n    return a\n";
         let state = entry_state(source, Some("f(1, 5, 6, key='k', z=0)")).unwrap();
-        let locals: Vec<(&str, &str)> = state.locals.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let locals: Vec<(&str, &str)> = state
+            .locals
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         assert_eq!(
             locals,
-            vec![("a", "1"), ("b", "5"), ("rest", "(6,)"), ("key", "'k'"), ("more", "{'z': 0}")]
+            vec![
+                ("a", "1"),
+                ("b", "5"),
+                ("rest", "(6,)"),
+                ("key", "'k'"),
+                ("more", "{'z': 0}")
+            ]
         );
-        assert_eq!((state.event, state.line, state.function.as_str()), (Event::Call, 3, "f"));
+        assert_eq!(
+            (state.event, state.line, state.function.as_str()),
+            (Event::Call, 3, "f")
+        );
         assert_eq!(state.globals.get("LIMIT").map(String::as_str), Some("3"));
-        assert!(entry_state(source, Some("g(1)")).unwrap_err().contains("no top-level function g"));
-        assert!(entry_state(source, Some("f()")).unwrap_err().contains("parameter a"));
-        assert!(entry_state(source, Some("f(x)")).unwrap_err().contains("literal"));
+        assert!(entry_state(source, Some("g(1)"))
+            .unwrap_err()
+            .contains("no top-level function g"));
+        assert!(entry_state(source, Some("f()"))
+            .unwrap_err()
+            .contains("parameter a"));
+        assert!(entry_state(source, Some("f(x)"))
+            .unwrap_err()
+            .contains("literal"));
     }
 
     #[test]
     fn a_script_starts_at_its_first_line_of_code() {
         let state = entry_state("# comment\n\nx = 1\n", None).unwrap();
-        assert_eq!((state.event, state.line, state.function.as_str()), (Event::Line, 3, "<module>"));
+        assert_eq!(
+            (state.event, state.line, state.function.as_str()),
+            (Event::Line, 3, "<module>")
+        );
     }
 }

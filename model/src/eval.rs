@@ -71,7 +71,13 @@ pub fn same_outcome(a: &Outcome, b: &Outcome) -> bool {
     match (a, b) {
         (Outcome::State { state: x }, Outcome::State { state: y })
         | (Outcome::Start { state: x }, Outcome::Start { state: y }) => {
-            State { stack: Vec::new(), ..x.clone() } == State { stack: Vec::new(), ..y.clone() }
+            State {
+                stack: Vec::new(),
+                ..x.clone()
+            } == State {
+                stack: Vec::new(),
+                ..y.clone()
+            }
         }
         _ => a == b,
     }
@@ -96,9 +102,12 @@ fn score_one(tally: &mut Tally, predicted: Option<&Outcome>, truth: &Outcome, cu
     let base = baseline(current);
     // The baseline knows the program's text: give it the real source line.
     let base = match (&base, truth.state()) {
-        (Outcome::State { state }, Some(t)) if t.line == state.line => {
-            Outcome::State { state: State { source: t.source.clone(), ..state.clone() } }
-        }
+        (Outcome::State { state }, Some(t)) if t.line == state.line => Outcome::State {
+            state: State {
+                source: t.source.clone(),
+                ..state.clone()
+            },
+        },
         _ => base,
     };
     tally.baseline_exact += same_outcome(&base, truth) as usize;
@@ -143,17 +152,25 @@ pub fn evaluate<B: Backend>(
         if predictions >= limit {
             break;
         }
-        let Ok(mut context) = predictor.prepare(&episode.source, episode.call.as_deref()) else { continue };
+        let Ok(mut context) = predictor.prepare(&episode.source, episode.call.as_deref()) else {
+            continue;
+        };
         report.programs += 1;
         let mut current = episode.start.clone();
         for (action, truth) in &episode.steps {
             if predictions >= limit {
                 break;
             }
-            let predicted = predictor.predict(&mut context, &current, action).ok().map(|p| p.outcome);
+            let predicted = predictor
+                .predict(&mut context, &current, action)
+                .ok()
+                .map(|p| p.outcome);
             predictions += 1;
             progress.inc(1);
-            let tally = report.per_action.entry(action.name().to_string()).or_default();
+            let tally = report
+                .per_action
+                .entry(action.name().to_string())
+                .or_default();
             score_one(tally, predicted.as_ref(), truth, &current);
             match truth.state() {
                 Some(state) => current = state.clone(),
@@ -175,14 +192,20 @@ pub fn episodes_from_programs(dir: &Path, per_program: usize) -> anyhow::Result<
         .filter(|p| p.extension().is_some_and(|e| e == "py"))
         .collect();
     files.sort();
-    let options = EpisodeOptions { mixtures: vec![Mixture::mixed(), Mixture::single_steps()], ..Default::default() };
+    let options = EpisodeOptions {
+        mixtures: vec![Mixture::mixed(), Mixture::single_steps()],
+        ..Default::default()
+    };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
     let mut episodes = Vec::new();
     for path in files {
         let program = crate::tracer::Program::load(&path, None)?;
-        let Ok(trace) = crate::tracer::trace(&program, &crate::tracer::Limits::default()) else { continue };
+        let Ok(trace) = crate::tracer::trace(&program, &crate::tracer::Limits::default()) else {
+            continue;
+        };
         for _ in 0..per_program {
-            if let Some(e) = sample_episode(&trace.tree, &program.source, None, &options, &mut rng) {
+            if let Some(e) = sample_episode(&trace.tree, &program.source, None, &options, &mut rng)
+            {
                 episodes.push(e);
             }
         }

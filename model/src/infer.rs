@@ -37,7 +37,9 @@ pub enum PredictError {
     Malformed { text: String, error: ParseError },
     #[error("the model's prediction did not end within {tokens} tokens; it began: {start:?}")]
     TooLong { tokens: usize, start: String },
-    #[error("the program and its state do not fit in the model's {max} positions ({needed} tokens)")]
+    #[error(
+        "the program and its state do not fit in the model's {max} positions ({needed} tokens)"
+    )]
     TooLongContext { needed: usize, max: usize },
     #[error("tokenizer: {0}")]
     Tokenizer(String),
@@ -83,23 +85,32 @@ pub struct ProgramContext<B: Backend> {
 impl<B: Backend> Predictor<B> {
     /// Load `dir/config.json`, `dir/model.safetensors` and `dir/tokenizer.json`.
     pub fn load(dir: &Path, device: &B::Device) -> Result<Self, PredictError> {
-        let missing = |reason: String| PredictError::Checkpoint { dir: dir.to_path_buf(), reason };
+        let missing = |reason: String| PredictError::Checkpoint {
+            dir: dir.to_path_buf(),
+            reason,
+        };
         for file in ["config.json", "model.safetensors", "tokenizer.json"] {
             if !dir.join(file).is_file() {
                 return Err(missing(format!("{file} is missing")));
             }
         }
-        let tokenizer = Tokenizer::load(&dir.join("tokenizer.json")).map_err(|e| missing(e.to_string()))?;
-        let (config, model) = load_checkpoint::<B>(dir, device).map_err(|e| missing(e.to_string()))?;
+        let tokenizer =
+            Tokenizer::load(&dir.join("tokenizer.json")).map_err(|e| missing(e.to_string()))?;
+        let (config, model) =
+            load_checkpoint::<B>(dir, device).map_err(|e| missing(e.to_string()))?;
         Self::new(model, config, tokenizer)
     }
 
-    pub fn new(model: Llama<B>, config: LlamaConfig, tokenizer: Tokenizer) -> Result<Self, PredictError> {
+    pub fn new(
+        model: Llama<B>,
+        config: LlamaConfig,
+        tokenizer: Tokenizer,
+    ) -> Result<Self, PredictError> {
         let mut special = IndexMap::new();
         for token in language::SPECIAL_TOKENS {
-            let id = tokenizer
-                .token_id(token)
-                .ok_or_else(|| PredictError::Tokenizer(format!("the tokenizer has no {token} token")))?;
+            let id = tokenizer.token_id(token).ok_or_else(|| {
+                PredictError::Tokenizer(format!("the tokenizer has no {token} token"))
+            })?;
             special.insert(token.to_string(), id);
         }
         let token_text: Vec<(String, bool)> = (0..tokenizer.vocab_size() as u32)
@@ -116,19 +127,36 @@ impl<B: Backend> Predictor<B> {
             .filter(|(_, (text, is_special))| text == "\n" && !is_special)
             .map(|(id, _)| id as u32)
             .collect();
-        Ok(Predictor { model, config, tokenizer, token_text, stop, special, newlines })
+        Ok(Predictor {
+            model,
+            config,
+            tokenizer,
+            token_text,
+            stop,
+            special,
+            newlines,
+        })
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>, PredictError> {
-        self.tokenizer.encode(text).map_err(|e| PredictError::Tokenizer(e.to_string()))
+        self.tokenizer
+            .encode(text)
+            .map_err(|e| PredictError::Tokenizer(e.to_string()))
     }
 
     /// Read the program into a fresh cache (done once per debug session).
-    pub fn prepare(&self, source: &str, call: Option<&str>) -> Result<ProgramContext<B>, PredictError> {
+    pub fn prepare(
+        &self,
+        source: &str,
+        call: Option<&str>,
+    ) -> Result<ProgramContext<B>, PredictError> {
         let prompt = self.encode(&language::render_context(source, call))?;
         let max = self.model.max_positions();
         if prompt.len() + 64 > max {
-            return Err(PredictError::TooLongContext { needed: prompt.len(), max });
+            return Err(PredictError::TooLongContext {
+                needed: prompt.len(),
+                max,
+            });
         }
         let mut cache = KvCache::new();
         self.model.extend(&prompt, &mut cache)?;
@@ -137,13 +165,23 @@ impl<B: Backend> Predictor<B> {
             .iter()
             .filter_map(|l| {
                 let l = l.trim_start();
-                let rest = l.strip_prefix("def ").or_else(|| l.strip_prefix("class "))?;
-                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let rest = l
+                    .strip_prefix("def ")
+                    .or_else(|| l.strip_prefix("class "))?;
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
                 (!name.is_empty()).then_some(name)
             })
             .collect();
         names.push("<module>".into());
-        Ok(ProgramContext { prefix_len: cache.len(), cache, lines, names })
+        Ok(ProgramContext {
+            prefix_len: cache.len(),
+            cache,
+            lines,
+            names,
+        })
     }
 
     /// Predict what `action` at `current` leads to.
@@ -154,7 +192,9 @@ impl<B: Backend> Predictor<B> {
         action: &Action,
     ) -> Result<Prediction, PredictError> {
         context.cache.truncate(context.prefix_len);
-        let given = Outcome::State { state: current.clone() };
+        let given = Outcome::State {
+            state: current.clone(),
+        };
         let prompt_text = format!(
             "{}{}{}{}",
             language::FRAME_SEP,
@@ -166,7 +206,10 @@ impl<B: Backend> Predictor<B> {
         let max = self.model.max_positions();
         let room = max.saturating_sub(context.prefix_len + prompt.len());
         if room < 16 {
-            return Err(PredictError::TooLongContext { needed: context.prefix_len + prompt.len(), max });
+            return Err(PredictError::TooLongContext {
+                needed: context.prefix_len + prompt.len(),
+                max,
+            });
         }
         let grammar = Grammar {
             predictor: self,
@@ -186,18 +229,40 @@ impl<B: Backend> Predictor<B> {
         if !decoded.stopped {
             let text = self.tokenizer.decode(&decoded.tokens).unwrap_or_default();
             let start: String = text.chars().take(120).collect();
-            return Err(PredictError::TooLong { tokens: decoded.tokens.len(), start });
+            return Err(PredictError::TooLong {
+                tokens: decoded.tokens.len(),
+                start,
+            });
         }
-        let text = self.tokenizer.decode(&decoded.tokens).map_err(|e| PredictError::Tokenizer(e.to_string()))?;
-        let outcome = parse_outcome(&text, Some(current))
-            .map_err(|error| PredictError::Malformed { text: text.clone(), error })?;
+        let text = self
+            .tokenizer
+            .decode(&decoded.tokens)
+            .map_err(|e| PredictError::Tokenizer(e.to_string()))?;
+        let outcome =
+            parse_outcome(&text, Some(current)).map_err(|error| PredictError::Malformed {
+                text: text.clone(),
+                error,
+            })?;
         let confidence = self.confidence(&decoded.tokens, &decoded.logprobs, &text, &outcome);
-        Ok(Prediction { outcome, probability: (decoded.logprob() as f64).exp(), confidence, text })
+        Ok(Prediction {
+            outcome,
+            probability: (decoded.logprob() as f64).exp(),
+            confidence,
+            text,
+        })
     }
 
     /// Probability of each variable's written value (see [`Prediction::confidence`]).
-    fn confidence(&self, tokens: &[u32], logprobs: &[f32], text: &str, outcome: &Outcome) -> IndexMap<String, f64> {
-        let Some(state) = outcome.state() else { return IndexMap::new() };
+    fn confidence(
+        &self,
+        tokens: &[u32],
+        logprobs: &[f32],
+        text: &str,
+        outcome: &Outcome,
+    ) -> IndexMap<String, f64> {
+        let Some(state) = outcome.state() else {
+            return IndexMap::new();
+        };
         // End offset of each token in `text`.
         let mut ends = Vec::with_capacity(tokens.len());
         let mut at = 0;
@@ -222,7 +287,12 @@ impl<B: Backend> Predictor<B> {
             .locals
             .keys()
             .map(|name| {
-                let p = written.get(name).cloned().map(&span_probability).or(rest).unwrap_or(1.0);
+                let p = written
+                    .get(name)
+                    .cloned()
+                    .map(&span_probability)
+                    .or(rest)
+                    .unwrap_or(1.0);
                 (name.clone(), p)
             })
             .collect()
@@ -245,12 +315,22 @@ impl<B: Backend> Grammar<'_, B> {
             return Allowed::Any;
         }
         let p = self.predictor;
-        let text: String = so_far.iter().map(|&t| p.token_text[t as usize].0.as_str()).collect();
+        let text: String = so_far
+            .iter()
+            .map(|&t| p.token_text[t as usize].0.as_str())
+            .collect();
         let special = |name: &str| p.special[name];
         let events = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"].map(special);
         if text.is_empty() {
             let mut first = events.to_vec();
-            first.extend([language::EXIT_NORMAL, language::EXIT_ERROR, language::EXIT_NEVER].map(special));
+            first.extend(
+                [
+                    language::EXIT_NORMAL,
+                    language::EXIT_ERROR,
+                    language::EXIT_NEVER,
+                ]
+                .map(special),
+            );
             if self.inverse {
                 first.push(special(language::AT_START));
             }
@@ -275,8 +355,13 @@ impl<B: Backend> Grammar<'_, B> {
                 // Sections come at most once each, in order; only returns and
                 // exceptions have a value.
                 let names = [language::GLOBALS, language::VALUE, language::STDOUT];
-                let used = names.iter().rposition(|t| text.contains(t)).map_or(0, |i| i + 1);
-                let valued = ["<|return|>", "<|exception|>"].iter().any(|t| text.contains(t));
+                let used = names
+                    .iter()
+                    .rposition(|t| text.contains(t))
+                    .map_or(0, |i| i + 1);
+                let valued = ["<|return|>", "<|exception|>"]
+                    .iter()
+                    .any(|t| text.contains(t));
                 let next: Vec<u32> = (used..3)
                     .filter(|&i| i != 1 || valued)
                     .map(|i| sections[i])
@@ -301,7 +386,9 @@ impl<B: Backend> Grammar<'_, B> {
     /// function it defines; the next line is that line's text, exactly.
     fn header_ok(&self, text: &str, piece: &str) -> bool {
         let body = text.strip_prefix(language::AT_START).unwrap_or(text);
-        let Some(after) = body.find("|>").map(|i| &body[i + 2..]) else { return true };
+        let Some(after) = body.find("|>").map(|i| &body[i + 2..]) else {
+            return true;
+        };
         if body.starts_with("<|exit_") {
             return true;
         }
@@ -311,10 +398,13 @@ impl<B: Backend> Grammar<'_, B> {
             None => (candidate.as_str(), None),
         };
         let fields: Vec<&str> = header.split(' ').collect();
-        let digits = |f: &str| f.bytes().all(|b| b.is_ascii_digit()) && !(f.len() > 1 && f.starts_with('0'));
+        let digits =
+            |f: &str| f.bytes().all(|b| b.is_ascii_digit()) && !(f.len() > 1 && f.starts_with('0'));
         // A state is never on a blank or comment line.
         let code_line = |n: usize| {
-            self.lines.get(n.wrapping_sub(1)).is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            self.lines
+                .get(n.wrapping_sub(1))
+                .is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         };
         let line_ok = digits(fields[0])
             && if fields.len() > 1 {
@@ -324,9 +414,16 @@ impl<B: Backend> Grammar<'_, B> {
             };
         let depth_ok = fields.get(1).is_none_or(|f| digits(f) && f.len() <= 4);
         let name_ok = fields.get(2).is_none_or(|f| {
-            if rest.is_some() { self.names.iter().any(|n| n == f) } else { self.names.iter().any(|n| n.starts_with(f)) }
+            if rest.is_some() {
+                self.names.iter().any(|n| n == f)
+            } else {
+                self.names.iter().any(|n| n.starts_with(f))
+            }
         });
-        let filled = fields.iter().enumerate().all(|(i, f)| !f.is_empty() || i + 1 == fields.len() && rest.is_none());
+        let filled = fields
+            .iter()
+            .enumerate()
+            .all(|(i, f)| !f.is_empty() || i + 1 == fields.len() && rest.is_none());
         if fields.len() > 3 || !(line_ok && depth_ok && name_ok && filled) {
             return false;
         }
@@ -390,7 +487,9 @@ fn json_tail(text: &str) -> Option<Tail> {
 /// range of each value.
 fn json_object_spans(text: &str) -> IndexMap<String, std::ops::Range<usize>> {
     let mut spans = IndexMap::new();
-    let Some(start) = text.find("\n{").map(|i| i + 1) else { return spans };
+    let Some(start) = text.find("\n{").map(|i| i + 1) else {
+        return spans;
+    };
     let bytes = text.as_bytes();
     let string_end = |from: usize| -> Option<usize> {
         let mut i = from + 1;
@@ -408,7 +507,11 @@ fn json_object_spans(text: &str) -> IndexMap<String, std::ops::Range<usize>> {
         let Some(key_end) = string_end(i) else { break };
         let key: String = serde_json::from_str(&text[i..key_end]).unwrap_or_default();
         let value_start = key_end + 1; // past ':'
-        let Some(value_end) = bytes.get(value_start).filter(|&&b| b == b'"').and_then(|_| string_end(value_start)) else {
+        let Some(value_end) = bytes
+            .get(value_start)
+            .filter(|&&b| b == b'"')
+            .and_then(|_| string_end(value_start))
+        else {
             break;
         };
         spans.insert(key, value_start..value_end);
@@ -423,7 +526,8 @@ mod tests {
 
     #[test]
     fn value_spans_are_found_in_the_locals_object() {
-        let text = "<|line|>3 0 f\n    x = 1\n{\"x\":\"[1, \\\"a\\\"]\",\"..\":\"..\"}\n<|value|>\"2\"";
+        let text =
+            "<|line|>3 0 f\n    x = 1\n{\"x\":\"[1, \\\"a\\\"]\",\"..\":\"..\"}\n<|value|>\"2\"";
         let spans = json_object_spans(text);
         assert_eq!(&text[spans["x"].clone()], "\"[1, \\\"a\\\"]\"");
         assert_eq!(&text[spans[".."].clone()], "\"..\"");

@@ -202,11 +202,19 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
-        Command::Predict { run, action, from, model } => {
+        Command::Predict {
+            run,
+            action,
+            from,
+            model,
+        } => {
             use neural_model::infer::{default_model_dir, Predictor};
             let trace = run.record()?;
             if from >= trace.tree.len() {
-                return Err(format!("--from {from} is past the last event ({} events)", trace.tree.len()));
+                return Err(format!(
+                    "--from {from} is past the last event ({} events)",
+                    trace.tree.len()
+                ));
             }
             let dir = model.unwrap_or_else(default_model_dir);
             let predictor = Predictor::<neural_model::net::Cpu>::load(&dir, &Default::default())
@@ -236,14 +244,26 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
-        Command::Eval { split, dataset, programs, model, limit, json } => {
+        Command::Eval {
+            split,
+            dataset,
+            programs,
+            model,
+            limit,
+            json,
+        } => {
             use neural_model::eval::{episodes_from_programs, evaluate, table};
             let episodes = match &programs {
                 Some(dir) => episodes_from_programs(dir, 2).map_err(|e| format!("{e:#}"))?,
-                None => neural_model::train::load_split(&dataset, &split).map_err(|e| format!("{e:#}"))?,
+                None => neural_model::train::load_split(&dataset, &split)
+                    .map_err(|e| format!("{e:#}"))?,
             };
             let predictor = load_predictor(model)?;
-            let total: usize = episodes.iter().map(|e| e.steps.len()).sum::<usize>().min(limit);
+            let total: usize = episodes
+                .iter()
+                .map(|e| e.steps.len())
+                .sum::<usize>()
+                .min(limit);
             let progress = neural_model::progress::bar(total as u64, "evaluating");
             let report = evaluate(&predictor, &episodes, limit, &progress);
             progress.finish_and_clear();
@@ -255,7 +275,14 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
-        Command::Cruxeval { data, mode, model, limit, out, json } => {
+        Command::Cruxeval {
+            data,
+            mode,
+            model,
+            limit,
+            out,
+            json,
+        } => {
             use neural_model::cruxeval;
             let mut samples = cruxeval::load(&data).map_err(|e| format!("{e:#}"))?;
             if limit > 0 {
@@ -265,8 +292,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let progress = neural_model::progress::bar(samples.len() as u64, "cruxeval");
             let scored = cruxeval::run(&predictor, &samples, &mode, &progress);
             progress.finish_and_clear();
-            let lines: Vec<String> = scored.iter().map(|s| serde_json::to_string(s).expect("json")).collect();
-            std::fs::write(&out, lines.join("\n") + "\n").map_err(|e| format!("{}: {e}", out.display()))?;
+            let lines: Vec<String> = scored
+                .iter()
+                .map(|s| serde_json::to_string(s).expect("json"))
+                .collect();
+            std::fs::write(&out, lines.join("\n") + "\n")
+                .map_err(|e| format!("{}: {e}", out.display()))?;
             let summary = cruxeval::summary(&scored);
             if json {
                 let rows: Vec<_> = summary
@@ -277,30 +308,58 @@ fn run(command: Command) -> Result<ExitCode, String> {
             } else {
                 println!("| mode | method | pass@1 | n |\n|---|---|---|---|");
                 for (method, pass, n) in summary {
-                    println!("| {mode} | {method} | {:.1}% | {n} |", 100.0 * pass as f64 / n.max(1) as f64);
+                    println!(
+                        "| {mode} | {method} | {:.1}% | {n} |",
+                        100.0 * pass as f64 / n.max(1) as f64
+                    );
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
-        Command::Bench { model, steps, state_tokens, prefix_tokens } => {
+        Command::Bench {
+            model,
+            steps,
+            state_tokens,
+            prefix_tokens,
+        } => {
             use neural_model::net;
             let dir = model.unwrap_or_else(neural_model::infer::default_model_dir);
-            let options = net::BenchOptions { steps, state_tokens, prefix_tokens, ..Default::default() };
-            let table = net::bench::<net::Cpu>(&net::BenchModel::with_presets(Some(dir)), options, &Default::default())
-                .map_err(|e| e.to_string())?;
+            let options = net::BenchOptions {
+                steps,
+                state_tokens,
+                prefix_tokens,
+                ..Default::default()
+            };
+            let table = net::bench::<net::Cpu>(
+                &net::BenchModel::with_presets(Some(dir)),
+                options,
+                &Default::default(),
+            )
+            .map_err(|e| e.to_string())?;
             println!("{table}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Dataset(options) => {
-            let manifest = neural_model::data::build_dataset(&options).map_err(|e| format!("{e:#}"))?;
-            println!("{}", serde_json::to_string_pretty(&manifest.totals).expect("counts serialise"));
-            eprintln!("wrote {}", options.out.join(neural_model::data::build::MANIFEST).display());
+            let manifest =
+                neural_model::data::build_dataset(&options).map_err(|e| format!("{e:#}"))?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&manifest.totals).expect("counts serialise")
+            );
+            eprintln!(
+                "wrote {}",
+                options
+                    .out
+                    .join(neural_model::data::build::MANIFEST)
+                    .display()
+            );
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
         Command::Train { config, cuda } => {
-            let config = neural_model::train::TrainConfig::load(&config).map_err(|e| format!("{e:#}"))?;
+            let config =
+                neural_model::train::TrainConfig::load(&config).map_err(|e| format!("{e:#}"))?;
             train_on(&config, cuda).map_err(|e| format!("{e:#}"))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -322,7 +381,9 @@ fn train_on(config: &neural_model::train::TrainConfig, cuda: bool) -> anyhow::Re
         #[cfg(feature = "cuda")]
         return train::<neural_model::net::CudaAutodiff>(config, &Default::default());
         #[cfg(not(feature = "cuda"))]
-        anyhow::bail!("this build has no CUDA support: rebuild with `cargo build --release --features cuda`");
+        anyhow::bail!(
+            "this build has no CUDA support: rebuild with `cargo build --release --features cuda`"
+        );
     }
     train::<neural_model::net::CpuAutodiff>(config, &Default::default())
 }

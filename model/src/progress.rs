@@ -10,8 +10,10 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
     bar.set_style(
-        ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta}) {msg}")
-            .expect("the template is valid"),
+        ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta}) {msg}",
+        )
+        .expect("the template is valid"),
     );
     bar.set_prefix(what.to_string());
     bar

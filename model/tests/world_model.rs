@@ -942,5 +942,9 @@ fn the_entry_state_is_worked_out_without_python() {
     }
     let trace = record("nested_calls", None, &Limits::default());
     let entry = neural_model::entry::entry_state(&trace.program.source, None).unwrap();
-    assert_eq!(&entry, trace.tree.state(1), "a script starts at its first line");
+    assert_eq!(
+        &entry,
+        trace.tree.state(1),
+        "a script starts at its first line"
+    );
 }

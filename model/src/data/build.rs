@@ -472,7 +472,11 @@ fn collect_jobs(
             let source = std::fs::read_to_string(&path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
             // An empty call means "run the whole script".
-            jobs.push(Job { origin: "scripts".into(), source, call: String::new() });
+            jobs.push(Job {
+                origin: "scripts".into(),
+                source,
+                call: String::new(),
+            });
         }
     }
     let mut seen = HashSet::new();
@@ -525,7 +529,15 @@ fn run_job(
     ]);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let sampled = (0..options.episodes_per_program)
-        .filter_map(|_| sample_episode(tree, &job.source, program.call.as_deref(), episodes, &mut rng))
+        .filter_map(|_| {
+            sample_episode(
+                tree,
+                &job.source,
+                program.call.as_deref(),
+                episodes,
+                &mut rng,
+            )
+        })
         .map(|mut episode| {
             episode.origin = job.origin.clone();
             episode

@@ -46,7 +46,11 @@ pub fn encode(episode: &Episode, tokenizer: &Tokenizer, max_len: usize) -> Optio
         targets.push((action.name(), first..token));
     }
     let end = targets.last()?.1.end;
-    Some(Example { ids: ids[..end].to_vec(), mask: mask[..end].to_vec(), targets })
+    Some(Example {
+        ids: ids[..end].to_vec(),
+        mask: mask[..end].to_vec(),
+        targets,
+    })
 }
 
 /// A batch and, per row, the example it holds.
@@ -57,7 +61,12 @@ pub struct Batch {
 
 /// Pack examples `rows` into one padded batch (pad id 0, never scored).
 pub fn pack(examples: &[Example], rows: &[usize]) -> Batch {
-    let seq = rows.iter().map(|&r| examples[r].ids.len()).max().unwrap_or(2).max(2);
+    let seq = rows
+        .iter()
+        .map(|&r| examples[r].ids.len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
     let mut tokens = Vec::with_capacity(rows.len() * seq);
     let mut loss_mask = Vec::with_capacity(rows.len() * seq);
     for &r in rows {
@@ -67,12 +76,25 @@ pub fn pack(examples: &[Example], rows: &[usize]) -> Batch {
         loss_mask.extend(&example.mask);
         loss_mask.extend(std::iter::repeat_n(false, seq - example.ids.len()));
     }
-    Batch { batch: TrainBatch { tokens, loss_mask, batch: rows.len(), seq }, rows: rows.to_vec() }
+    Batch {
+        batch: TrainBatch {
+            tokens,
+            loss_mask,
+            batch: rows.len(),
+            seq,
+        },
+        rows: rows.to_vec(),
+    }
 }
 
 /// One epoch's batches: examples sorted by length, cut into batches of at most
 /// `batch_tokens` tokens (padded), in an order shuffled by `seed` and `epoch`.
-pub fn epoch_plan(examples: &[Example], batch_tokens: usize, seed: u64, epoch: u64) -> Vec<Vec<usize>> {
+pub fn epoch_plan(
+    examples: &[Example],
+    batch_tokens: usize,
+    seed: u64,
+    epoch: u64,
+) -> Vec<Vec<usize>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ epoch.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut order: Vec<usize> = (0..examples.len()).collect();
     order.shuffle(&mut rng); // ties in length are broken differently each epoch
@@ -98,12 +120,19 @@ mod tests {
     use super::*;
 
     fn example(len: usize) -> Example {
-        Example { ids: vec![1; len], mask: vec![true; len], targets: vec![("step_into", 0..len)] }
+        Example {
+            ids: vec![1; len],
+            mask: vec![true; len],
+            targets: vec![("step_into", 0..len)],
+        }
     }
 
     #[test]
     fn batches_hold_similar_lengths_within_the_token_budget() {
-        let examples: Vec<Example> = [10, 200, 12, 190, 11, 205].iter().map(|&l| example(l)).collect();
+        let examples: Vec<Example> = [10, 200, 12, 190, 11, 205]
+            .iter()
+            .map(|&l| example(l))
+            .collect();
         let plan = epoch_plan(&examples, 420, 7, 0);
         let mut seen: Vec<usize> = plan.iter().flatten().copied().collect();
         seen.sort();
@@ -112,9 +141,16 @@ mod tests {
             let packed = pack(&examples, rows);
             assert!(packed.batch.batch * packed.batch.seq <= 420, "{rows:?}");
             let lens: Vec<usize> = rows.iter().map(|&r| examples[r].ids.len()).collect();
-            assert!(lens.iter().max().unwrap() - lens.iter().min().unwrap() < 20, "{lens:?}");
+            assert!(
+                lens.iter().max().unwrap() - lens.iter().min().unwrap() < 20,
+                "{lens:?}"
+            );
         }
-        assert_eq!(plan, epoch_plan(&examples, 420, 7, 0), "the plan is reproducible");
+        assert_eq!(
+            plan,
+            epoch_plan(&examples, 420, 7, 0),
+            "the plan is reproducible"
+        );
     }
 
     #[test]
@@ -122,7 +158,10 @@ mod tests {
         let examples = vec![example(3), example(5)];
         let packed = pack(&examples, &[0, 1]);
         assert_eq!(packed.batch.seq, 5);
-        assert_eq!(&packed.batch.loss_mask[..5], &[true, true, true, false, false]);
+        assert_eq!(
+            &packed.batch.loss_mask[..5],
+            &[true, true, true, false, false]
+        );
         assert_eq!(&packed.batch.tokens[3..5], &[0, 0]);
     }
 }

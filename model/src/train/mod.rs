@@ -13,7 +13,9 @@ mod plot;
 use crate::data::{Episode, Manifest};
 use crate::language::SPECIAL_TOKENS;
 use crate::net::train_step::masked_loss;
-use crate::net::{load_checkpoint, save_checkpoint, Llama, LlamaConfig, SaveDtype, Trainer, TrainerConfig};
+use crate::net::{
+    load_checkpoint, save_checkpoint, Llama, LlamaConfig, SaveDtype, Trainer, TrainerConfig,
+};
 use crate::tokenizer::{train_tokenizer, Tokenizer};
 use anyhow::{bail, Context, Result};
 use batches::{encode, epoch_plan, pack, Example};
@@ -75,8 +77,10 @@ pub struct ModelConfig {
 
 impl TrainConfig {
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        toml::from_str(&text).with_context(|| format!("{} is not a valid training config", path.display()))
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        toml::from_str(&text)
+            .with_context(|| format!("{} is not a valid training config", path.display()))
     }
 
     /// Learning rate at `step`: linear warm-up, then cosine decay to `min_lr`.
@@ -86,7 +90,8 @@ impl TrainConfig {
         }
         let span = self.steps.saturating_sub(self.warmup_steps).max(1) as f64;
         let progress = ((step - self.warmup_steps) as f64 / span).min(1.0);
-        self.min_lr + 0.5 * (self.lr - self.min_lr) * (1.0 + (std::f64::consts::PI * progress).cos())
+        self.min_lr
+            + 0.5 * (self.lr - self.min_lr) * (1.0 + (std::f64::consts::PI * progress).cos())
     }
 }
 
@@ -108,7 +113,10 @@ pub fn load_split(dataset: &Path, split: &str) -> Result<Vec<Episode>> {
         episodes.extend(crate::data::read_shard(&file)?);
     }
     if episodes.is_empty() {
-        bail!("the dataset at {} has no {split} episodes", dataset.display());
+        bail!(
+            "the dataset at {} has no {split} episodes",
+            dataset.display()
+        );
     }
     Ok(episodes)
 }
@@ -119,11 +127,21 @@ fn tokenizer_for(config: &TrainConfig, train: &[Episode]) -> Result<Tokenizer> {
     if path.exists() {
         return Tokenizer::load(&path).map_err(|e| anyhow::anyhow!("{e}"));
     }
-    eprintln!("training a {}-token tokenizer on {} episodes", config.tokenizer.vocab_size, config.tokenizer.sample_episodes);
-    let texts: Vec<String> =
-        train.iter().take(config.tokenizer.sample_episodes).map(|e| e.render().0).collect();
-    let tokenizer = train_tokenizer(texts.into_iter(), config.tokenizer.vocab_size, &SPECIAL_TOKENS)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    eprintln!(
+        "training a {}-token tokenizer on {} episodes",
+        config.tokenizer.vocab_size, config.tokenizer.sample_episodes
+    );
+    let texts: Vec<String> = train
+        .iter()
+        .take(config.tokenizer.sample_episodes)
+        .map(|e| e.render().0)
+        .collect();
+    let tokenizer = train_tokenizer(
+        texts.into_iter(),
+        config.tokenizer.vocab_size,
+        &SPECIAL_TOKENS,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     std::fs::create_dir_all(&config.out)?;
     tokenizer.save(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(tokenizer)
@@ -131,7 +149,10 @@ fn tokenizer_for(config: &TrainConfig, train: &[Episode]) -> Result<Tokenizer> {
 
 fn encode_all(episodes: &[Episode], tokenizer: &Tokenizer, max_len: usize) -> Vec<Example> {
     use rayon::prelude::*;
-    episodes.par_iter().filter_map(|e| encode(e, tokenizer, max_len)).collect()
+    episodes
+        .par_iter()
+        .filter_map(|e| encode(e, tokenizer, max_len))
+        .collect()
 }
 
 /// Exact match and loss of a model on examples, per action (teacher forced).
@@ -145,12 +166,19 @@ pub struct Scores {
 
 impl Scores {
     pub fn exact_match(&self, action: &str) -> Option<f64> {
-        self.per_action.get(action).filter(|(_, n)| *n > 0).map(|(k, n)| *k as f64 / *n as f64)
+        self.per_action
+            .get(action)
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| *k as f64 / *n as f64)
     }
 }
 
 /// Teacher-forced loss and per-action exact match over `examples`.
-pub fn score<B: Backend>(model: &Llama<B>, examples: &[Example], batch_tokens: usize) -> Result<Scores> {
+pub fn score<B: Backend>(
+    model: &Llama<B>,
+    examples: &[Example],
+    batch_tokens: usize,
+) -> Result<Scores> {
     let mut scores = Scores::default();
     let mut loss_sum = 0.0;
     for rows in epoch_plan(examples, batch_tokens, 0, 0) {
@@ -162,12 +190,20 @@ pub fn score<B: Backend>(model: &Llama<B>, examples: &[Example], batch_tokens: u
         let (b, s) = (packed.batch.batch, packed.batch.seq);
         let ids: Vec<i64> = packed.batch.tokens.iter().map(|&t| t as i64).collect();
         let tokens = Tensor::<B, 2, Int>::from_data(TensorData::new(ids, [b, s]), &model.device());
-        let predicted: Vec<i64> = model.forward(tokens).argmax(2).into_data().convert::<i64>().to_vec().unwrap();
+        let predicted: Vec<i64> = model
+            .forward(tokens)
+            .argmax(2)
+            .into_data()
+            .convert::<i64>()
+            .to_vec()
+            .unwrap();
         for (row, &example) in rows.iter().enumerate() {
             let example = &examples[example];
             for (action, range) in &example.targets {
                 // Position t - 1 predicts token t.
-                let right = range.clone().all(|t| predicted[row * s + t - 1] == example.ids[t] as i64);
+                let right = range
+                    .clone()
+                    .all(|t| predicted[row * s + t - 1] == example.ids[t] as i64);
                 let entry = scores.per_action.entry(action.to_string()).or_default();
                 entry.0 += right as usize;
                 entry.1 += 1;
@@ -180,7 +216,10 @@ pub fn score<B: Backend>(model: &Llama<B>, examples: &[Example], batch_tokens: u
 
 fn append_line(path: &Path, header: &str, line: &str) -> Result<()> {
     let new = !path.exists();
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     if new {
         writeln!(file, "{header}")?;
     }
@@ -189,11 +228,19 @@ fn append_line(path: &Path, header: &str, line: &str) -> Result<()> {
 }
 
 /// Save model, config, tokenizer and run state atomically (a reader never sees half).
-fn save<B: Backend>(model: &Llama<B>, llama: &LlamaConfig, tokenizer: &Tokenizer, state: &RunState, out: &Path) -> Result<()> {
+fn save<B: Backend>(
+    model: &Llama<B>,
+    llama: &LlamaConfig,
+    tokenizer: &Tokenizer,
+    state: &RunState,
+    out: &Path,
+) -> Result<()> {
     let tmp = out.join("checkpoint.tmp");
     let _ = std::fs::remove_dir_all(&tmp);
     save_checkpoint(model, llama, &tmp, SaveDtype::F32)?;
-    tokenizer.save(&tmp.join("tokenizer.json")).map_err(|e| anyhow::anyhow!("{e}"))?;
+    tokenizer
+        .save(&tmp.join("tokenizer.json"))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     std::fs::write(tmp.join("state.json"), serde_json::to_string_pretty(state)?)?;
     let dir = out.join(CHECKPOINT_DIR);
     let _ = std::fs::remove_dir_all(&dir);
@@ -204,7 +251,10 @@ fn save<B: Backend>(model: &Llama<B>, llama: &LlamaConfig, tokenizer: &Tokenizer
 /// Train as `config` says on `device`, resuming from `out/checkpoint` if it exists.
 pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Result<()> {
     std::fs::create_dir_all(&config.out)?;
-    std::fs::write(config.out.join("config.toml"), toml::to_string_pretty(config)?)?;
+    std::fs::write(
+        config.out.join("config.toml"),
+        toml::to_string_pretty(config)?,
+    )?;
     let train_episodes = load_split(&config.dataset, "train")?;
     // A dataset of a few scripts (the test fixture model) may have no validation split.
     let valid_episodes = load_split(&config.dataset, "valid").unwrap_or_default();
@@ -230,13 +280,24 @@ pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Re
     let llama = LlamaConfig {
         max_position_embeddings: m.max_positions,
         tie_word_embeddings: m.tie_embeddings,
-        ..LlamaConfig::new(tokenizer.vocab_size(), m.hidden_size, m.intermediate_size, m.layers, m.heads, m.kv_heads)
+        ..LlamaConfig::new(
+            tokenizer.vocab_size(),
+            m.hidden_size,
+            m.intermediate_size,
+            m.layers,
+            m.heads,
+            m.kv_heads,
+        )
     };
     let checkpoint = config.out.join(CHECKPOINT_DIR);
     let (mut model, mut state) = if checkpoint.join("state.json").exists() {
         let (_, model) = load_checkpoint::<B>(&checkpoint, device)?;
-        let state: RunState = serde_json::from_str(&std::fs::read_to_string(checkpoint.join("state.json"))?)?;
-        eprintln!("resuming at step {} (optimizer moments restart; the learning rate keeps its schedule)", state.step);
+        let state: RunState =
+            serde_json::from_str(&std::fs::read_to_string(checkpoint.join("state.json"))?)?;
+        eprintln!(
+            "resuming at step {} (optimizer moments restart; the learning rate keeps its schedule)",
+            state.step
+        );
         (model, state)
     } else {
         (Llama::<B>::init(&llama, device)?, RunState::default())
@@ -284,28 +345,48 @@ pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Re
             append_line(
                 &config.out.join("train.csv"),
                 "step,lr,loss,grad_norm,tokens_per_second,tokens_seen",
-                &format!("{},{lr:.6},{:.5},{:.4},{rate:.0},{}", state.step, stats.loss, stats.grad_norm, state.tokens_seen),
+                &format!(
+                    "{},{lr:.6},{:.5},{:.4},{rate:.0},{}",
+                    state.step, stats.loss, stats.grad_norm, state.tokens_seen
+                ),
             )?;
             (window_tokens, window_start) = (0, Instant::now());
         }
         let last = state.step == config.steps;
         if state.step % config.eval_every == 0 || last {
-            let scores = score(&crate::net::train_step::inference_model(&model), &valid, config.batch_tokens)?;
+            let scores = score(
+                &crate::net::train_step::inference_model(&model),
+                &valid,
+                config.batch_tokens,
+            )?;
             let ems: Vec<String> = crate::action::Action::NAMES
                 .iter()
-                .map(|a| scores.exact_match(a).map_or(String::new(), |v| format!("{v:.4}")))
+                .map(|a| {
+                    scores
+                        .exact_match(a)
+                        .map_or(String::new(), |v| format!("{v:.4}"))
+                })
                 .collect();
             append_line(
                 &config.out.join("valid.csv"),
-                &format!("step,loss,{}", crate::action::Action::NAMES.map(|a| format!("em_{a}")).join(",")),
+                &format!(
+                    "step,loss,{}",
+                    crate::action::Action::NAMES
+                        .map(|a| format!("em_{a}"))
+                        .join(",")
+                ),
                 &format!("{},{:.5},{}", state.step, scores.loss, ems.join(",")),
             )?;
             progress.println(format!(
                 "step {}: valid loss {:.4}, exact match step_into {}, step_over {}",
                 state.step,
                 scores.loss,
-                scores.exact_match("step_into").map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
-                scores.exact_match("step_over").map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
+                scores
+                    .exact_match("step_into")
+                    .map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
+                scores
+                    .exact_match("step_over")
+                    .map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
             ));
             if let Err(e) = plot::loss_curve(&config.out) {
                 progress.println(format!("no loss.png: {e}"));
@@ -313,7 +394,13 @@ pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Re
         }
         if state.step % config.checkpoint_every == 0 || last {
             state.seconds = session_start.elapsed().as_secs_f64();
-            save(&crate::net::train_step::inference_model(&model), &llama, &tokenizer, &state, &config.out)?;
+            save(
+                &crate::net::train_step::inference_model(&model),
+                &llama,
+                &tokenizer,
+                &state,
+                &config.out,
+            )?;
         }
     }
     progress.finish_with_message("done");
@@ -325,7 +412,8 @@ mod tests {
     use super::*;
 
     fn config() -> TrainConfig {
-        toml::from_str(include_str!("../../configs/default.toml")).expect("the shipped config parses")
+        toml::from_str(include_str!("../../configs/default.toml"))
+            .expect("the shipped config parses")
     }
 
     #[test]
