@@ -24,6 +24,9 @@ pub fn default_model_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/default"))
 }
 
+/// Longest JSON string the grammar lets a prediction write (reprs are cut at 200).
+const MAX_STRING_CHARS: usize = 240;
+
 /// Most tokens one predicted state may take.
 const MAX_STATE_TOKENS: usize = 512;
 
@@ -35,7 +38,7 @@ pub enum PredictError {
     Model(#[from] crate::net::Error),
     #[error("the model's prediction is malformed ({error}); it wrote: {text:?}")]
     Malformed { text: String, error: ParseError },
-    #[error("the model's prediction did not end within {tokens} tokens; it began: {start:?}")]
+    #[error("the model's prediction did not end within {tokens} tokens; it wrote: {start:?}")]
     TooLong { tokens: usize, start: String },
     #[error(
         "the program and its state do not fit in the model's {max} positions ({needed} tokens)"
@@ -70,6 +73,8 @@ pub struct Predictor<B: Backend> {
     special: IndexMap<String, u32>,
     /// Tokens that are exactly a newline.
     newlines: Vec<u32>,
+    /// The token `"` alone: it closes a JSON string and opens nothing.
+    quote_closers: Vec<u32>,
 }
 
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
@@ -127,6 +132,12 @@ impl<B: Backend> Predictor<B> {
             .filter(|(_, (text, is_special))| text == "\n" && !is_special)
             .map(|(id, _)| id as u32)
             .collect();
+        let quote_closers = token_text
+            .iter()
+            .enumerate()
+            .filter(|(_, (text, is_special))| !is_special && text == "\"")
+            .map(|(id, _)| id as u32)
+            .collect();
         Ok(Predictor {
             model,
             config,
@@ -135,6 +146,7 @@ impl<B: Backend> Predictor<B> {
             stop,
             special,
             newlines,
+            quote_closers,
         })
     }
 
@@ -215,6 +227,7 @@ impl<B: Backend> Predictor<B> {
             predictor: self,
             prev: current,
             inverse: action.is_inverse(),
+            breakpoints: action.breakpoint_lines(),
             lines: &context.lines,
             names: &context.names,
         };
@@ -228,7 +241,14 @@ impl<B: Backend> Predictor<B> {
         )?;
         if !decoded.stopped {
             let text = self.tokenizer.decode(&decoded.tokens).unwrap_or_default();
-            let start: String = text.chars().take(120).collect();
+            let chars: Vec<char> = text.chars().collect();
+            let start: String = if chars.len() > 200 {
+                let head: String = chars[..100].iter().collect();
+                let tail: String = chars[chars.len() - 100..].iter().collect();
+                format!("{head} … {tail}")
+            } else {
+                text.clone()
+            };
             return Err(PredictError::TooLong {
                 tokens: decoded.tokens.len(),
                 start,
@@ -304,6 +324,8 @@ struct Grammar<'a, B: Backend> {
     predictor: &'a Predictor<B>,
     prev: &'a State,
     inverse: bool,
+    /// A breakpoint action lands on a `line` state on one of these lines (or ends).
+    breakpoints: Option<&'a std::collections::BTreeSet<u32>>,
     lines: &'a [String],
     names: &'a [String],
 }
@@ -322,7 +344,10 @@ impl<B: Backend> Grammar<'_, B> {
         let special = |name: &str| p.special[name];
         let events = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"].map(special);
         if text.is_empty() {
-            let mut first = events.to_vec();
+            let mut first = match self.breakpoints {
+                Some(_) => vec![special("<|line|>")],
+                None => events.to_vec(),
+            };
             first.extend(
                 [
                     language::EXIT_NORMAL,
@@ -339,44 +364,56 @@ impl<B: Backend> Grammar<'_, B> {
         if text == language::AT_START {
             return Allowed::Only(events.to_vec());
         }
-        let sections = [language::GLOBALS, language::VALUE, language::STDOUT].map(special);
+        // Sections come at most once each, in order; only returns and exceptions have
+        // a value. After the last possible one, nothing but the end.
+        let sections = [language::GLOBALS, language::VALUE, language::STDOUT];
+        let used = sections
+            .iter()
+            .rposition(|t| text.contains(t))
+            .map_or(0, |i| i + 1);
+        let valued = ["<|return|>", "<|exception|>"]
+            .iter()
+            .any(|t| text.contains(t));
+        let next_sections: Vec<u32> = (used..3)
+            .filter(|&i| i != 1 || valued)
+            .map(|i| special(sections[i]))
+            .collect();
+        let newlines = if next_sections.is_empty() {
+            Vec::new()
+        } else {
+            p.newlines.clone()
+        };
         // A complete outcome may only end, or open one more section on a new line:
         // a small model would otherwise ramble on past a finished state.
         if parse_outcome(&text, Some(self.prev)).is_ok() {
             let mut next = vec![p.stop];
-            next.extend(p.newlines.iter().copied());
+            next.extend(newlines);
             return Allowed::Only(next);
         }
         // After a complete JSON value (the locals, or a section's value) comes a new
         // line, then a section token.
         match json_tail(&text) {
-            Some(Tail::Complete) => return Allowed::Only(p.newlines.clone()),
-            Some(Tail::NewLine) => {
-                // Sections come at most once each, in order; only returns and
-                // exceptions have a value.
-                let names = [language::GLOBALS, language::VALUE, language::STDOUT];
-                let used = names
-                    .iter()
-                    .rposition(|t| text.contains(t))
-                    .map_or(0, |i| i + 1);
-                let valued = ["<|return|>", "<|exception|>"]
-                    .iter()
-                    .any(|t| text.contains(t));
-                let next: Vec<u32> = (used..3)
-                    .filter(|&i| i != 1 || valued)
-                    .map(|i| sections[i])
-                    .collect();
-                return Allowed::Only(next);
+            Some(Tail::Complete) => return Allowed::Only(newlines),
+            Some(Tail::NewLine) => return Allowed::Only(next_sections),
+            // A string longer than any the tracer writes (reprs are cut at 200
+            // characters) must close now.
+            Some(Tail::Open(Some(len))) if len > MAX_STRING_CHARS => {
+                return Allowed::Only(p.quote_closers.clone());
             }
             _ => {}
         }
+        let open_json = json_segment(&text);
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
                 let (piece, is_special) = &p.token_text[id as usize];
                 if *is_special {
                     return false;
                 }
-                self.header_ok(&text, piece)
+                match open_json {
+                    // Inside JSON: the text must stay a prefix of one JSON value.
+                    Some(segment) => json_prefix_ok(segment, piece),
+                    None => self.header_ok(&text, piece),
+                }
             })
             .collect();
         Allowed::Only(allowed)
@@ -401,6 +438,8 @@ impl<B: Backend> Grammar<'_, B> {
         let digits =
             |f: &str| f.bytes().all(|b| b.is_ascii_digit()) && !(f.len() > 1 && f.starts_with('0'));
         // A state is never on a blank or comment line.
+        let at_start = text.starts_with(language::AT_START);
+        let hit = |n: usize| at_start || self.breakpoints.is_none_or(|b| b.contains(&(n as u32)));
         let code_line = |n: usize| {
             self.lines
                 .get(n.wrapping_sub(1))
@@ -408,9 +447,12 @@ impl<B: Backend> Grammar<'_, B> {
         };
         let line_ok = digits(fields[0])
             && if fields.len() > 1 {
-                fields[0].parse::<usize>().is_ok_and(code_line)
+                fields[0]
+                    .parse::<usize>()
+                    .is_ok_and(|n| code_line(n) && hit(n))
             } else {
-                (1..=self.lines.len()).any(|n| code_line(n) && n.to_string().starts_with(fields[0]))
+                (1..=self.lines.len())
+                    .any(|n| code_line(n) && hit(n) && n.to_string().starts_with(fields[0]))
             };
         let depth_ok = fields.get(1).is_none_or(|f| digits(f) && f.len() <= 4);
         let name_ok = fields.get(2).is_none_or(|f| {
@@ -443,8 +485,8 @@ impl<B: Backend> Grammar<'_, B> {
 }
 
 enum Tail {
-    /// Inside a JSON value.
-    Open,
+    /// Inside a JSON value; inside a string of this many characters so far, if so.
+    Open(Option<usize>),
     /// A JSON value has just closed.
     Complete,
     /// A JSON value closed, then a newline.
@@ -472,15 +514,66 @@ fn json_tail(text: &str) -> Option<Tail> {
         .max(locals_start);
     let segment = &body[section..];
     if segment.is_empty() {
-        return Some(Tail::Open);
+        return Some(Tail::Open(None));
     }
     let mut values = serde_json::Deserializer::from_str(segment).into_iter::<serde_json::Value>();
     let complete = matches!(values.next(), Some(Ok(_))) && values.byte_offset() == segment.len();
     Some(match (complete, newline) {
         (true, true) => Tail::NewLine,
         (true, false) => Tail::Complete,
-        _ => Tail::Open,
+        _ => Tail::Open(open_string_len(segment)),
     })
+}
+
+/// The JSON value being written at the end of `text` (`None` before the locals).
+fn json_segment(text: &str) -> Option<&str> {
+    let body = text.strip_prefix(language::AT_START).unwrap_or(text);
+    if body.starts_with("<|exit_") {
+        return None;
+    }
+    let header_end = body.find('\n')?;
+    let locals_start = header_end + 1 + body[header_end + 1..].find('\n')? + 1;
+    let section = [language::GLOBALS, language::VALUE, language::STDOUT]
+        .iter()
+        .filter_map(|t| body.rfind(t).map(|i| i + t.len()))
+        .max()
+        .unwrap_or(locals_start)
+        .max(locals_start);
+    Some(&body[section..])
+}
+
+/// Whether `json + piece` can still begin one JSON value (or is one, exactly).
+fn json_prefix_ok(json: &str, piece: &str) -> bool {
+    let candidate = format!("{json}{piece}");
+    if candidate.trim_start().is_empty() {
+        return false;
+    }
+    match serde_json::from_str::<serde_json::Value>(&candidate) {
+        Ok(_) => true,
+        Err(e) => e.is_eof(),
+    }
+}
+
+/// Characters of the JSON string still open at the end of `json`, if one is.
+fn open_string_len(json: &str) -> Option<usize> {
+    let (mut open, mut escaped, mut len) = (false, false, 0);
+    for c in json.chars() {
+        if !open {
+            if c == '"' {
+                (open, len) = (true, 0);
+            }
+        } else if escaped {
+            escaped = false;
+            len += 1;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == '"' {
+            open = false;
+        } else {
+            len += 1;
+        }
+    }
+    open.then_some(len)
 }
 
 /// Keys of the first JSON object of strings in `text` (the locals), with the byte

@@ -139,6 +139,11 @@ fn describe(outcome: &Outcome) -> String {
 
 fn engine_error(error: PredictError) -> EngineError {
     match error {
+        PredictError::Model(neural_model::net::Error::NoAllowedToken { after }) => {
+            EngineError::Malformed(format!(
+            "the model's prediction went where no valid state can follow (after {after} tokens)"
+        ))
+        }
         PredictError::Malformed { .. } | PredictError::TooLong { .. } => {
             EngineError::Malformed(error.to_string())
         }
