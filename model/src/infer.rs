@@ -403,6 +403,8 @@ impl<B: Backend> Grammar<'_, B> {
             _ => {}
         }
         let open_json = json_segment(&text);
+        // Inside a JSON string most pieces are plain text: no parse needed for those.
+        let in_string = open_json.and_then(open_string_len).is_some();
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
                 let (piece, is_special) = &p.token_text[id as usize];
@@ -411,6 +413,9 @@ impl<B: Backend> Grammar<'_, B> {
                 }
                 match open_json {
                     // Inside JSON: the text must stay a prefix of one JSON value.
+                    Some(_) if in_string && !piece.contains(['"', '\\']) => {
+                        !piece.chars().any(char::is_control)
+                    }
                     Some(segment) => json_prefix_ok(segment, piece),
                     None => self.header_ok(&text, piece),
                 }
