@@ -75,6 +75,8 @@ pub struct Predictor<B: Backend> {
     newlines: Vec<u32>,
     /// The token `"` alone: it closes a JSON string and opens nothing.
     quote_closers: Vec<u32>,
+    /// `NEURAL_NO_GRAMMAR` set: decode unconstrained (to measure what the grammar adds).
+    unconstrained: bool,
 }
 
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
@@ -147,6 +149,7 @@ impl<B: Backend> Predictor<B> {
             special,
             newlines,
             quote_closers,
+            unconstrained: std::env::var_os("NEURAL_NO_GRAMMAR").is_some(),
         })
     }
 
@@ -332,11 +335,10 @@ struct Grammar<'a, B: Backend> {
 
 impl<B: Backend> Grammar<'_, B> {
     fn allowed(&self, so_far: &[u32]) -> Allowed {
-        // For measuring what the grammar adds: decode unconstrained.
-        if std::env::var_os("NEURAL_NO_GRAMMAR").is_some() {
+        let p = self.predictor;
+        if p.unconstrained {
             return Allowed::Any;
         }
-        let p = self.predictor;
         let text: String = so_far
             .iter()
             .map(|&t| p.token_text[t as usize].0.as_str())
@@ -501,23 +503,11 @@ enum Tail {
 /// Where a state's text stands with respect to its JSON parts (`None`: before them,
 /// or an exit).
 fn json_tail(text: &str) -> Option<Tail> {
-    let body = text.strip_prefix(language::AT_START).unwrap_or(text);
-    if body.starts_with("<|exit_") {
-        return None;
-    }
-    let header_end = body.find('\n')?;
-    let locals_start = header_end + 1 + body[header_end + 1..].find('\n')? + 1;
-    let (body, newline) = match body.strip_suffix('\n') {
-        Some(body) if body.len() >= locals_start => (body, true),
-        _ => (body, false),
+    // A newline right after a JSON value: look at the value before it.
+    let (segment, newline) = match text.strip_suffix('\n').and_then(json_segment) {
+        Some(segment) => (segment, true),
+        None => (json_segment(text)?, false),
     };
-    let section = [language::GLOBALS, language::VALUE, language::STDOUT]
-        .iter()
-        .filter_map(|t| body.rfind(t).map(|i| i + t.len()))
-        .max()
-        .unwrap_or(locals_start)
-        .max(locals_start);
-    let segment = &body[section..];
     if segment.is_empty() {
         return Some(Tail::Open(None));
     }

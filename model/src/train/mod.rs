@@ -311,26 +311,20 @@ pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Re
     });
     let progress = crate::progress::bar(config.steps, "training");
     progress.set_position(state.step);
-    let mut plan = Vec::new();
-    let mut plan_epoch = u64::MAX;
+    // The batch order is a pure function of (seed, step), so a resumed run sees the
+    // batches it would have seen: walk the epochs already done once, then keep going.
+    let mut epoch = 0u64;
+    let mut epoch_start = 0u64;
+    let mut plan = epoch_plan(&examples, config.batch_tokens, config.seed, epoch);
     let (mut window_tokens, mut window_start) = (0usize, Instant::now());
     let session_start = Instant::now() - std::time::Duration::from_secs_f64(state.seconds);
     while state.step < config.steps {
-        // The batch order is a pure function of (seed, step), so a resumed run sees
-        // the batches it would have seen.
-        let mut index = state.step as usize;
-        let mut epoch = 0u64;
-        loop {
-            if plan_epoch != epoch {
-                plan = epoch_plan(&examples, config.batch_tokens, config.seed, epoch);
-                plan_epoch = epoch;
-            }
-            if index < plan.len() {
-                break;
-            }
-            index -= plan.len();
+        while state.step - epoch_start >= plan.len() as u64 {
+            epoch_start += plan.len() as u64;
             epoch += 1;
+            plan = epoch_plan(&examples, config.batch_tokens, config.seed, epoch);
         }
+        let index = (state.step - epoch_start) as usize;
         let packed = pack(&examples, &plan[index]);
         let lr = config.lr_at(state.step);
         let (next, stats) = trainer.step(model, &packed.batch, lr)?;
