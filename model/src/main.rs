@@ -72,6 +72,12 @@ enum Command {
         /// Most predictions to make.
         #[arg(long, default_value_t = 400)]
         limit: usize,
+        /// Only episodes of this origin (generated, thealgorithms, exercism, ...).
+        #[arg(long, conflicts_with = "programs")]
+        origin: Option<String>,
+        /// Also write every prediction (truth, prediction or error) as JSON lines here.
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// A machine-readable summary on stdout instead of the table.
         #[arg(long)]
         json: bool,
@@ -250,14 +256,25 @@ fn run(command: Command) -> Result<ExitCode, String> {
             programs,
             model,
             limit,
+            origin,
+            out,
             json,
         } => {
             use neural_model::eval::{episodes_from_programs, evaluate, table};
-            let episodes = match &programs {
+            let mut episodes = match &programs {
                 Some(dir) => episodes_from_programs(dir, 2).map_err(|e| format!("{e:#}"))?,
                 None => neural_model::train::load_split(&dataset, &split)
                     .map_err(|e| format!("{e:#}"))?,
             };
+            if let Some(origin) = &origin {
+                episodes.retain(|e| &e.origin == origin);
+                if episodes.is_empty() {
+                    return Err(format!(
+                        "no {split} episodes of origin {origin:?} in {}",
+                        dataset.display()
+                    ));
+                }
+            }
             let predictor = load_predictor(model)?;
             let total: usize = episodes
                 .iter()
@@ -265,7 +282,25 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 .sum::<usize>()
                 .min(limit);
             let progress = neural_model::progress::bar(total as u64, "evaluating");
-            let report = evaluate(&predictor, &episodes, limit, &progress);
+            let mut samples = match &out {
+                Some(path) => Some(std::io::BufWriter::new(
+                    std::fs::File::create(path)
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+                )),
+                None => None,
+            };
+            let report = evaluate(&predictor, &episodes, limit, &progress, |sample| {
+                if let Some(file) = samples.as_mut() {
+                    use std::io::Write;
+                    let line = serde_json::to_string(&sample).expect("samples serialise");
+                    let _ = writeln!(file, "{line}");
+                }
+            });
+            if let Some(mut file) = samples {
+                use std::io::Write;
+                file.flush()
+                    .map_err(|e| format!("cannot write the samples: {e}"))?;
+            }
             progress.finish_and_clear();
             if json {
                 println!("{}", serde_json::to_string_pretty(&report).expect("json"));

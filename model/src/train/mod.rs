@@ -51,6 +51,11 @@ pub struct TrainConfig {
     pub eval_episodes: usize,
     pub checkpoint_every: u64,
     pub log_every: u64,
+    /// Train only on episodes of these origins (`generated`, `exercism`, ...); empty
+    /// for all. Long corpus files mostly overflow `max_len`, so a CPU run spends its
+    /// few tokens better on the short programs.
+    #[serde(default)]
+    pub origins: Vec<String>,
     pub tokenizer: TokenizerConfig,
     pub model: ModelConfig,
 }
@@ -255,9 +260,19 @@ pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Re
         config.out.join("config.toml"),
         toml::to_string_pretty(config)?,
     )?;
-    let train_episodes = load_split(&config.dataset, "train")?;
+    let wanted = |e: &Episode| config.origins.is_empty() || config.origins.contains(&e.origin);
+    let mut train_episodes = load_split(&config.dataset, "train")?;
+    train_episodes.retain(wanted);
+    if train_episodes.is_empty() {
+        bail!(
+            "no training episodes of origins {:?} in {}",
+            config.origins,
+            config.dataset.display()
+        );
+    }
     // A dataset of a few scripts (the test fixture model) may have no validation split.
-    let valid_episodes = load_split(&config.dataset, "valid").unwrap_or_default();
+    let mut valid_episodes = load_split(&config.dataset, "valid").unwrap_or_default();
+    valid_episodes.retain(wanted);
     let tokenizer = tokenizer_for(config, &train_episodes)?;
     let examples = encode_all(&train_episodes, &tokenizer, config.max_len);
     let mut valid = encode_all(&valid_episodes, &tokenizer, config.max_len);

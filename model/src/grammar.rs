@@ -1,0 +1,619 @@
+//! What a predicted outcome may say, beyond being text: the shape of its body (locals as
+//! an object of names to strings, then the optional sections, each once and in order)
+//! and what the program's text allows (names it could bind, the function each line
+//! belongs to). The decoder asks these, token by token, so that a small model cannot
+//! invent a variable, repeat one, ramble past a finished state, or dead-end in text
+//! that does not parse.
+
+use crate::language::{GLOBALS, STDOUT, VALUE};
+use std::collections::BTreeSet;
+
+/// Longest string value a prediction may write (the tracer cuts reprs at 200).
+pub const MAX_VALUE_CHARS: usize = 240;
+/// Longest stdout text of one step.
+pub const MAX_STDOUT_CHARS: usize = 2000;
+
+/// What the body of one outcome may contain: known once its header is written.
+#[derive(Clone, Debug, Default)]
+pub struct BodySpec {
+    /// Names that may appear as locals, sorted.
+    pub local_names: Vec<String>,
+    /// Names that may appear as globals, sorted.
+    pub global_names: Vec<String>,
+    /// Whether unchanged names may be carried with `"..": ".."`.
+    pub diff: bool,
+    /// Whether the state has a value (returns and exceptions).
+    pub valued: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Locals,
+    Globals,
+    Value,
+    Stdout,
+    ExitMessage,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Mode {
+    ObjectOpen,
+    /// After `{`: a key or `}`.
+    FirstKey,
+    /// After `,`: a key.
+    NextKey,
+    Key(String),
+    Colon,
+    ValueOpen,
+    Str {
+        chars: usize,
+        escape: Escape,
+        /// The text so far, kept only where it must equal `..`.
+        rest_marker: Option<String>,
+    },
+    /// After an entry: `,` or `}`; `}` only after `..`.
+    AfterEntry {
+        was_rest: bool,
+    },
+    /// Before an exit error's type.
+    ExitType(String),
+    /// A part is complete: a new line (before a section) or the end.
+    PartDone,
+    /// After that new line: a section token.
+    Section,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Escape {
+    None,
+    Backslash,
+    /// Hex digits still to come in `\uXXXX`.
+    Hex(u8),
+}
+
+/// Where a body stands, fed one piece at a time.
+#[derive(Clone, Debug)]
+pub struct Body<'a> {
+    spec: &'a BodySpec,
+    part: Part,
+    mode: Mode,
+    /// Index into [GLOBALS, VALUE, STDOUT] of the first section that may still come.
+    next_section: usize,
+    used_keys: Vec<String>,
+}
+
+const SECTIONS: [&str; 3] = [GLOBALS, VALUE, STDOUT];
+
+impl<'a> Body<'a> {
+    /// The body of a state: its locals come first.
+    pub fn state(spec: &'a BodySpec) -> Self {
+        Body {
+            spec,
+            part: Part::Locals,
+            mode: Mode::ObjectOpen,
+            next_section: 0,
+            used_keys: Vec::new(),
+        }
+    }
+
+    /// The body after an exit token (`<|exit_normal|>` and friends): only stdout may
+    /// follow a normal exit; an error first names its type and message; a program that
+    /// never ends says why.
+    pub fn exit(spec: &'a BodySpec, token: &str) -> Self {
+        let mode = match token {
+            crate::language::EXIT_ERROR => Mode::ExitType(String::new()),
+            crate::language::EXIT_NEVER => Mode::ValueOpen,
+            _ => Mode::PartDone,
+        };
+        Body {
+            spec,
+            part: Part::ExitMessage,
+            mode,
+            next_section: 2,
+            used_keys: Vec::new(),
+        }
+    }
+
+    /// Feed plain text; false if it cannot continue a well-formed body.
+    pub fn push_str(&mut self, text: &str) -> bool {
+        text.chars().all(|c| self.push_char(c))
+    }
+
+    /// Feed text that may hold section tokens.
+    pub fn push_text(&mut self, mut text: &str) -> bool {
+        while !text.is_empty() {
+            let section = SECTIONS.iter().find(|s| text.starts_with(**s));
+            let taken = match section {
+                Some(section) => self.push_section(section).then_some(section.len()),
+                None => {
+                    let c = text.chars().next().expect("text is not empty");
+                    self.push_char(c).then_some(c.len_utf8())
+                }
+            };
+            match taken {
+                Some(n) => text = &text[n..],
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Feed a section token (`<|globals|>` ...), allowed right after a part's new line.
+    pub fn push_section(&mut self, token: &str) -> bool {
+        if self.mode != Mode::Section {
+            return false;
+        }
+        let Some(i) = self.sections().iter().position(|s| *s == token) else {
+            return false;
+        };
+        let index = self.next_section + i;
+        self.next_section = index + 1;
+        self.part = [Part::Globals, Part::Value, Part::Stdout][index];
+        self.used_keys.clear();
+        self.mode = if self.part == Part::Globals {
+            Mode::ObjectOpen
+        } else {
+            Mode::ValueOpen
+        };
+        true
+    }
+
+    /// The section tokens that may come now.
+    pub fn sections(&self) -> Vec<&'static str> {
+        (self.next_section..3)
+            .filter(|&i| i != 1 || (self.spec.valued && self.part != Part::ExitMessage))
+            .map(|i| SECTIONS[i])
+            .collect()
+    }
+
+    /// Whether the outcome may end here (a return or exception state has its value).
+    pub fn can_end(&self) -> bool {
+        let value_missing =
+            self.spec.valued && self.part != Part::ExitMessage && self.next_section < 2;
+        self.mode == Mode::PartDone && !value_missing
+    }
+
+    /// Whether a section token is what must come next.
+    pub fn wants_section(&self) -> bool {
+        self.mode == Mode::Section
+    }
+
+    fn names(&self) -> &[String] {
+        match self.part {
+            Part::Globals => &self.spec.global_names,
+            _ => &self.spec.local_names,
+        }
+    }
+
+    fn key_allowed(&self, prefix: &str, whole: bool) -> bool {
+        if self.used_keys.iter().any(|k| k == prefix) && whole {
+            return false;
+        }
+        if self.spec.diff
+            && (if whole {
+                prefix == ".."
+            } else {
+                "..".starts_with(prefix)
+            })
+        {
+            return true;
+        }
+        let names = self.names();
+        let from = names.partition_point(|n| n.as_str() < prefix);
+        if whole {
+            names.get(from).is_some_and(|n| n == prefix)
+        } else {
+            names[from..]
+                .iter()
+                .take_while(|n| n.starts_with(prefix))
+                .any(|n| !self.used_keys.contains(n))
+        }
+    }
+
+    fn max_chars(&self) -> usize {
+        match self.part {
+            Part::Stdout => MAX_STDOUT_CHARS,
+            _ => MAX_VALUE_CHARS,
+        }
+    }
+
+    fn push_char(&mut self, c: char) -> bool {
+        let mode = std::mem::replace(&mut self.mode, Mode::PartDone);
+        let next = match mode {
+            Mode::ObjectOpen => (c == '{').then_some(Mode::FirstKey),
+            Mode::FirstKey if c == '}' => Some(Mode::PartDone),
+            Mode::FirstKey | Mode::NextKey => (c == '"').then(|| Mode::Key(String::new())),
+            Mode::Key(mut key) => {
+                if c == '"' {
+                    self.key_allowed(&key, true).then(|| {
+                        self.used_keys.push(key);
+                        Mode::Colon
+                    })
+                } else {
+                    key.push(c);
+                    self.key_allowed(&key, false).then_some(Mode::Key(key))
+                }
+            }
+            Mode::Colon => (c == ':').then_some(Mode::ValueOpen),
+            Mode::ValueOpen => (c == '"').then(|| {
+                let rest = self.part == Part::Locals || self.part == Part::Globals;
+                let is_rest = rest && self.used_keys.last().is_some_and(|k| k == "..");
+                Mode::Str {
+                    chars: 0,
+                    escape: Escape::None,
+                    rest_marker: is_rest.then(String::new),
+                }
+            }),
+            Mode::Str {
+                chars,
+                escape,
+                rest_marker,
+            } => self.string_char(c, chars, escape, rest_marker),
+            Mode::AfterEntry { was_rest } => match c {
+                '}' => Some(Mode::PartDone),
+                ',' if !was_rest => Some(Mode::NextKey),
+                _ => None,
+            },
+            Mode::ExitType(mut name) => {
+                if c == ' ' && !name.is_empty() {
+                    Some(Mode::ValueOpen)
+                } else if c.is_alphanumeric() || c == '_' || c == '.' {
+                    name.push(c);
+                    (name.len() <= 80).then_some(Mode::ExitType(name))
+                } else {
+                    None
+                }
+            }
+            Mode::PartDone => (c == '\n' && !self.sections().is_empty()).then_some(Mode::Section),
+            Mode::Section => None,
+        };
+        match next {
+            Some(mode) => {
+                self.mode = mode;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn string_char(
+        &self,
+        c: char,
+        chars: usize,
+        escape: Escape,
+        rest_marker: Option<String>,
+    ) -> Option<Mode> {
+        let string = |chars, escape, rest_marker| Mode::Str {
+            chars,
+            escape,
+            rest_marker,
+        };
+        match escape {
+            Escape::Backslash => match c {
+                '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' if rest_marker.is_none() => {
+                    Some(string(chars + 1, Escape::None, None))
+                }
+                'u' if rest_marker.is_none() => Some(string(chars + 1, Escape::Hex(4), None)),
+                _ => None,
+            },
+            Escape::Hex(left) => c.is_ascii_hexdigit().then(|| {
+                let escape = if left > 1 {
+                    Escape::Hex(left - 1)
+                } else {
+                    Escape::None
+                };
+                string(chars, escape, None)
+            }),
+            Escape::None => match c {
+                '"' => match &rest_marker {
+                    Some(text) if text != ".." => None,
+                    _ => {
+                        let object = matches!(self.part, Part::Locals | Part::Globals);
+                        Some(if object {
+                            Mode::AfterEntry {
+                                was_rest: rest_marker.is_some(),
+                            }
+                        } else {
+                            Mode::PartDone
+                        })
+                    }
+                },
+                '\\' => Some(string(chars, Escape::Backslash, rest_marker)),
+                c if c.is_control() => None,
+                c => {
+                    if chars >= self.max_chars() {
+                        return None;
+                    }
+                    let rest_marker = match rest_marker {
+                        Some(mut text) => {
+                            text.push(c);
+                            if !"..".starts_with(text.as_str()) {
+                                return None;
+                            }
+                            Some(text)
+                        }
+                        None => None,
+                    };
+                    Some(string(chars + 1, Escape::None, rest_marker))
+                }
+            },
+        }
+    }
+}
+
+/// Every identifier in `source` (a superset of the names a run can bind).
+pub fn identifiers(source: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut current = String::new();
+    for c in source.chars().chain(std::iter::once(' ')) {
+        if c.is_alphanumeric() || c == '_' {
+            current.push(c);
+        } else {
+            if current.chars().next().is_some_and(|f| !f.is_ascii_digit()) {
+                names.insert(std::mem::take(&mut current));
+            }
+            current.clear();
+        }
+    }
+    names
+}
+
+/// Which function (or class body, or `<module>`) each line of a program runs in, and
+/// the lines where a frame's `call` event may stand (a `def`/`class` line or its first
+/// decorator).
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    /// By line number - 1.
+    pub scope: Vec<String>,
+    pub call_lines: BTreeSet<u32>,
+}
+
+impl Layout {
+    pub fn of(source: &str) -> Self {
+        let lines: Vec<&str> = source.lines().collect();
+        let starts = logical_starts(source, lines.len());
+        // Open blocks: (indent, name).
+        let mut open: Vec<(usize, String)> = Vec::new();
+        let mut scope = Vec::with_capacity(lines.len());
+        let mut call_lines = BTreeSet::new();
+        let mut decorator: Option<u32> = None;
+        for (i, line) in lines.iter().enumerate() {
+            let text = line.trim_start();
+            let blank = text.is_empty() || text.starts_with('#');
+            if starts[i] && !blank {
+                let indent = line.len() - text.len();
+                while open.last().is_some_and(|(at, _)| *at >= indent) {
+                    open.pop();
+                }
+                if text.starts_with('@') {
+                    decorator.get_or_insert(i as u32 + 1);
+                } else if let Some(name) = block_name(text) {
+                    call_lines.insert(i as u32 + 1);
+                    if let Some(first) = decorator.take() {
+                        call_lines.insert(first);
+                        // The decorator lines belong to the function's frame too.
+                        for s in scope.iter_mut().skip(first as usize - 1) {
+                            *s = name.clone();
+                        }
+                    }
+                    open.push((indent, name.clone()));
+                    scope.push(name);
+                    continue;
+                } else {
+                    decorator = None;
+                }
+            }
+            scope.push(
+                open.last()
+                    .map_or_else(|| "<module>".to_string(), |(_, n)| n.clone()),
+            );
+        }
+        Layout { scope, call_lines }
+    }
+
+    /// The frame that runs `line` (1-based), if the line exists.
+    pub fn scope_of(&self, line: u32) -> Option<&str> {
+        self.scope
+            .get((line as usize).checked_sub(1)?)
+            .map(String::as_str)
+    }
+}
+
+fn block_name(text: &str) -> Option<String> {
+    let rest = text
+        .strip_prefix("def ")
+        .or_else(|| text.strip_prefix("async def "))
+        .or_else(|| text.strip_prefix("class "))?;
+    let name: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// For each line, whether it begins a logical line (not inside brackets, a
+/// triple-quoted string or after a backslash continuation).
+fn logical_starts(source: &str, count: usize) -> Vec<bool> {
+    let mut starts = vec![true; count];
+    let (mut depth, mut line) = (0usize, 0usize);
+    let mut quote: Option<(char, bool)> = None; // (quote char, triple)
+    let mut continued = false;
+    let chars: Vec<char> = source.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let triple = |q: char| i + 2 < chars.len() && chars[i + 1] == q && chars[i + 2] == q;
+        match quote {
+            Some((q, is_triple)) => {
+                if c == '\\' {
+                    i += 1;
+                    if chars.get(i) == Some(&'\n') {
+                        line += 1;
+                        if line < count {
+                            starts[line] = false;
+                        }
+                    }
+                } else if c == q && (!is_triple || triple(q)) {
+                    quote = None;
+                    if is_triple {
+                        i += 2;
+                    }
+                } else if c == '\n' {
+                    line += 1;
+                    if line < count {
+                        starts[line] = false;
+                    }
+                    if !is_triple {
+                        quote = None; // an unterminated string: Python would refuse it
+                    }
+                }
+            }
+            None => match c {
+                '#' => {
+                    while i + 1 < chars.len() && chars[i + 1] != '\n' {
+                        i += 1;
+                    }
+                }
+                '"' | '\'' => {
+                    let is_triple = triple(c);
+                    quote = Some((c, is_triple));
+                    if is_triple {
+                        i += 2;
+                    }
+                }
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                '\\' if chars.get(i + 1) == Some(&'\n') => continued = true,
+                '\n' => {
+                    line += 1;
+                    if line < count {
+                        starts[line] = depth == 0 && !continued;
+                    }
+                    continued = false;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    starts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(diff: bool, valued: bool) -> BodySpec {
+        BodySpec {
+            local_names: vec!["n".into(), "total".into(), "x".into()],
+            global_names: vec!["LIMIT".into()],
+            diff,
+            valued,
+        }
+    }
+
+    fn accepts(spec: &BodySpec, text: &str) -> bool {
+        let mut body = Body::state(spec);
+        feed(&mut body, text)
+    }
+
+    fn feed(body: &mut Body, text: &str) -> bool {
+        body.push_text(text)
+    }
+
+    #[test]
+    fn well_formed_bodies_are_accepted_and_can_end() {
+        for text in [
+            r#"{}"#,
+            r#"{"n":"3","x":"[1, \"a\"]"}"#,
+            r#"{"x":"2","..":".."}"#,
+            "{\"n\":\"1\"}\n<|globals|>{\"LIMIT\":\"9\"}\n<|value|>\"4\"\n<|stdout|>\"hi\\n\"",
+            "{\"n\":\"1\"}\n<|stdout|>\"\\u00e9\"",
+        ] {
+            let s = spec(true, text.contains(VALUE));
+            let mut body = Body::state(&s);
+            assert!(feed(&mut body, text), "{text}");
+            assert!(body.can_end(), "{text}");
+        }
+    }
+
+    #[test]
+    fn invented_repeated_or_misplaced_names_are_refused() {
+        let s = spec(true, true);
+        assert!(!accepts(&s, r#"{"words"#));
+        assert!(accepts(&s, r#"{"to"#));
+        assert!(!accepts(&s, r#"{"n":"1","n""#));
+        assert!(!accepts(&s, r#"{"..":"..","x""#));
+        assert!(!accepts(&s, r#"{"..":"x"#));
+        assert!(!accepts(&s, r#"{"LIMIT""#));
+        assert!(!accepts(&spec(false, true), r#"{"..""#));
+    }
+
+    #[test]
+    fn sections_come_once_in_order_and_value_only_when_valued() {
+        assert!(!accepts(&spec(false, false), "{}\n<|value|>"));
+        assert!(!accepts(
+            &spec(false, true),
+            "{}\n<|stdout|>\"a\"\n<|globals|>"
+        ));
+        assert!(!accepts(&spec(false, true), "{}\n<|stdout|>\"a\"\n"));
+        assert!(!accepts(&spec(false, true), "{}\n\n"));
+        assert!(!accepts(&spec(false, true), "{\"n\":1"));
+        let valued = spec(false, true);
+        let mut body = Body::state(&valued);
+        assert!(body.push_text("{}\n<|globals|>{}"));
+        assert!(!body.can_end(), "a return state needs its value");
+        assert!(body.push_text("\n<|value|>\"1\""));
+        assert!(body.can_end());
+    }
+
+    #[test]
+    fn strings_are_valid_json_and_bounded() {
+        let s = spec(false, false);
+        assert!(!accepts(&s, "{\"n\":\"a\nb"));
+        assert!(!accepts(&s, r#"{"n":"\q"#));
+        let long = format!("{{\"n\":\"{}", "a".repeat(MAX_VALUE_CHARS + 1));
+        assert!(!accepts(&s, &long));
+    }
+
+    #[test]
+    fn exits_have_their_own_shapes() {
+        let s = spec(false, false);
+        let mut error = Body::exit(&s, crate::language::EXIT_ERROR);
+        assert!(feed(&mut error, "ValueError \"bad\"\n<|stdout|>\"x\""));
+        assert!(error.can_end());
+        let mut normal = Body::exit(&s, crate::language::EXIT_NORMAL);
+        assert!(normal.can_end());
+        assert!(!feed(&mut normal.clone(), "\ndef"));
+        assert!(!feed(&mut normal.clone(), "\n<|value|>"));
+        assert!(feed(&mut normal, "\n<|stdout|>\"ok\""));
+    }
+
+    #[test]
+    fn identifiers_skip_numbers() {
+        let names = identifiers("x1 = 2 * y_ + 3.5e2");
+        assert_eq!(
+            names.into_iter().collect::<Vec<_>>(),
+            vec!["x1".to_string(), "y_".to_string()]
+        );
+    }
+
+    #[test]
+    fn layout_follows_blocks_strings_and_decorators() {
+        let source = "import f\n\n@deco\ndef a(x,\n      y):\n    s = \"\"\"\ntext at column 0\n\"\"\"\n    return (x +\ny)\n\nclass B:\n    def m(self):\n        pass\n    z = 1\nq = a(1, 2)\n";
+        let layout = Layout::of(source);
+        let scopes: Vec<&str> = (1..=16).map(|l| layout.scope_of(l).unwrap()).collect();
+        assert_eq!(
+            scopes,
+            vec![
+                "<module>", "<module>", "a", "a", "a", "a", "a", "a", "a", "a", "a", "B", "m", "m",
+                "B", "<module>"
+            ]
+        );
+        assert_eq!(
+            layout.call_lines.iter().copied().collect::<Vec<_>>(),
+            vec![3, 4, 12, 13]
+        );
+    }
+}
