@@ -8,6 +8,7 @@
 use crate::action::Action;
 use crate::data::{sample_episode, Episode, EpisodeOptions, Mixture};
 use crate::infer::Predictor;
+use crate::language::render_outcome;
 use crate::state::{Event, State};
 use crate::tree::Outcome;
 use burn::tensor::backend::Backend;
@@ -138,12 +139,26 @@ fn score_one(tally: &mut Tally, predicted: Option<&Outcome>, truth: &Outcome, cu
     }
 }
 
-/// Evaluate `predictor` on every step of `episodes` (at most `limit` predictions).
+/// One prediction, for reading what the model got wrong.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sample {
+    pub program: usize,
+    pub action: String,
+    pub exact: bool,
+    /// The true outcome, in the trace language.
+    pub truth: String,
+    /// What the model wrote, or why it wrote nothing usable.
+    pub predicted: Result<String, String>,
+}
+
+/// Evaluate `predictor` on every step of `episodes` (at most `limit` predictions);
+/// every prediction goes to `record` as it is made.
 pub fn evaluate<B: Backend>(
     predictor: &Predictor<B>,
     episodes: &[Episode],
     limit: usize,
     progress: &indicatif::ProgressBar,
+    mut record: impl FnMut(Sample),
 ) -> Report {
     let mut report = Report::default();
     let mut predictions = 0usize;
@@ -161,17 +176,27 @@ pub fn evaluate<B: Backend>(
             if predictions >= limit {
                 break;
             }
-            let predicted = predictor
-                .predict(&mut context, &current, action)
-                .ok()
-                .map(|p| p.outcome);
+            let prediction = predictor.predict(&mut context, &current, action);
             predictions += 1;
             progress.inc(1);
             let tally = report
                 .per_action
                 .entry(action.name().to_string())
                 .or_default();
-            score_one(tally, predicted.as_ref(), truth, &current);
+            let predicted = prediction.as_ref().ok().map(|p| &p.outcome);
+            score_one(tally, predicted, truth, &current);
+            record(Sample {
+                program: report.programs,
+                action: action.to_string(),
+                exact: predicted.is_some_and(|p| same_outcome(p, truth)),
+                truth: render_outcome(Some(&current), Some(action), truth),
+                predicted: prediction.map(|p| p.text).map_err(|e| e.to_string()),
+            });
+            // The next step reads the true outcome, as a debugger user's next step
+            // would start from where the run really is.
+            if predictor.observe(&mut context, truth).is_err() {
+                break;
+            }
             match truth.state() {
                 Some(state) => current = state.clone(),
                 None => break,

@@ -358,14 +358,16 @@ pub fn identifiers(source: &str) -> BTreeSet<String> {
     names
 }
 
-/// Which function (or class body, or `<module>`) each line of a program runs in, and
-/// the lines where a frame's `call` event may stand (a `def`/`class` line or its first
+/// Which frame runs each line of a program, and the frames that `def` and `class`
+/// lines start: a `def` line runs in the enclosing frame (which defines the function),
+/// while the `call` event of the function it defines stands on it (or on its first
 /// decorator).
 #[derive(Clone, Debug, Default)]
 pub struct Layout {
-    /// By line number - 1.
+    /// By line number - 1: the function, class body or `<module>` running the line.
     pub scope: Vec<String>,
-    pub call_lines: BTreeSet<u32>,
+    /// Line of a `call` event -> the function (or class) whose frame starts there.
+    pub calls: std::collections::BTreeMap<u32, String>,
 }
 
 impl Layout {
@@ -375,7 +377,7 @@ impl Layout {
         // Open blocks: (indent, name).
         let mut open: Vec<(usize, String)> = Vec::new();
         let mut scope = Vec::with_capacity(lines.len());
-        let mut call_lines = BTreeSet::new();
+        let mut calls = std::collections::BTreeMap::new();
         let mut decorator: Option<u32> = None;
         for (i, line) in lines.iter().enumerate() {
             let text = line.trim_start();
@@ -385,19 +387,18 @@ impl Layout {
                 while open.last().is_some_and(|(at, _)| *at >= indent) {
                     open.pop();
                 }
+                let here = open
+                    .last()
+                    .map_or_else(|| "<module>".to_string(), |(_, n)| n.clone());
                 if text.starts_with('@') {
                     decorator.get_or_insert(i as u32 + 1);
                 } else if let Some(name) = block_name(text) {
-                    call_lines.insert(i as u32 + 1);
+                    calls.insert(i as u32 + 1, name.clone());
                     if let Some(first) = decorator.take() {
-                        call_lines.insert(first);
-                        // The decorator lines belong to the function's frame too.
-                        for s in scope.iter_mut().skip(first as usize - 1) {
-                            *s = name.clone();
-                        }
+                        calls.insert(first, name.clone());
                     }
-                    open.push((indent, name.clone()));
-                    scope.push(name);
+                    open.push((indent, name));
+                    scope.push(here);
                     continue;
                 } else {
                     decorator = None;
@@ -408,11 +409,15 @@ impl Layout {
                     .map_or_else(|| "<module>".to_string(), |(_, n)| n.clone()),
             );
         }
-        Layout { scope, call_lines }
+        Layout { scope, calls }
     }
 
-    /// The frame that runs `line` (1-based), if the line exists.
-    pub fn scope_of(&self, line: u32) -> Option<&str> {
+    /// The frame that runs `line` (1-based) for an event of this kind, if the line
+    /// exists (`None` for a call event off any `def` line: none can happen there).
+    pub fn frame_of(&self, line: u32, call: bool) -> Option<&str> {
+        if call {
+            return self.calls.get(&line).map(String::as_str);
+        }
         self.scope
             .get((line as usize).checked_sub(1)?)
             .map(String::as_str)
@@ -603,17 +608,18 @@ mod tests {
     fn layout_follows_blocks_strings_and_decorators() {
         let source = "import f\n\n@deco\ndef a(x,\n      y):\n    s = \"\"\"\ntext at column 0\n\"\"\"\n    return (x +\ny)\n\nclass B:\n    def m(self):\n        pass\n    z = 1\nq = a(1, 2)\n";
         let layout = Layout::of(source);
-        let scopes: Vec<&str> = (1..=16).map(|l| layout.scope_of(l).unwrap()).collect();
+        let scopes: Vec<&str> = (1..=16)
+            .map(|l| layout.frame_of(l, false).unwrap())
+            .collect();
         assert_eq!(
             scopes,
             vec![
-                "<module>", "<module>", "a", "a", "a", "a", "a", "a", "a", "a", "a", "B", "m", "m",
-                "B", "<module>"
+                "<module>", "<module>", "<module>", "<module>", "a", "a", "a", "a", "a", "a", "a",
+                "<module>", "B", "m", "B", "<module>"
             ]
         );
-        assert_eq!(
-            layout.call_lines.iter().copied().collect::<Vec<_>>(),
-            vec![3, 4, 12, 13]
-        );
+        let calls: Vec<(u32, &str)> = layout.calls.iter().map(|(l, n)| (*l, n.as_str())).collect();
+        assert_eq!(calls, vec![(3, "a"), (4, "a"), (12, "B"), (13, "m")]);
+        assert_eq!(layout.frame_of(5, true), None);
     }
 }

@@ -1,12 +1,16 @@
 //! Predicting the next state with the transformer: the program is read once into a
-//! key/value cache, then each step appends the current state and the action and
-//! decodes the outcome greedily, constrained to the trace language.
+//! key/value cache, then each step appends the action and decodes the outcome
+//! greedily, constrained to the trace language ([`crate::grammar`]).
 //!
-//! The prompt of a step is the program, the current state in full, and the action:
-//! the Markov view (a state and an action determine the next state). Episodes that
-//! start at a random state in full teach the model exactly this shape.
+//! A session is an episode, as in training: while steps go forward from the state the
+//! cache ends with, each appends only its action (a few tokens) after the outcome
+//! before it. A step from any other state (after stepping back, an edited variable, a
+//! corrected prediction) or past [`HISTORY_POSITIONS`] starts again from the program:
+//! the current state in full, then the action (the Markov view; episodes that start
+//! at a random state in full teach the model this shape too).
 
 use crate::action::Action;
+use crate::grammar::{self, Body, BodySpec, Layout};
 use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
 use crate::net::{greedy, load_checkpoint, Allowed, KvCache, Llama, LlamaConfig};
 use crate::state::State;
@@ -24,8 +28,12 @@ pub fn default_model_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/default"))
 }
 
-/// Longest JSON string the grammar lets a prediction write (reprs are cut at 200).
-const MAX_STRING_CHARS: usize = 240;
+/// The episode a session builds in the cache is cut back to the current state alone
+/// before it grows past this many positions (the shipped model trained on 768).
+pub const HISTORY_POSITIONS: usize = 768;
+
+/// Positions kept free for the next step's action and outcome.
+const STATE_ROOM: usize = 128;
 
 /// Most tokens one predicted state may take.
 const MAX_STATE_TOKENS: usize = 512;
@@ -71,10 +79,6 @@ pub struct Predictor<B: Backend> {
     stop: u32,
     /// Ids of the special tokens, by text.
     special: IndexMap<String, u32>,
-    /// Tokens that are exactly a newline.
-    newlines: Vec<u32>,
-    /// The token `"` alone: it closes a JSON string and opens nothing.
-    quote_closers: Vec<u32>,
     /// `NEURAL_NO_GRAMMAR` set: decode unconstrained (to measure what the grammar adds).
     unconstrained: bool,
 }
@@ -87,6 +91,14 @@ pub struct ProgramContext<B: Backend> {
     /// `<module>`): what the grammar lets a state's header and source line be.
     lines: Vec<String>,
     names: Vec<String>,
+    /// The frame each line runs in; the names the program could bind.
+    layout: Layout,
+    identifiers: Vec<String>,
+    /// The state the cache ends with, and the position after it: a step from that
+    /// state continues the episode (as in training) instead of re-reading it in full.
+    tail: Option<(State, usize)>,
+    /// Where the last prediction's outcome began, and what it was predicted from.
+    last_prompt: Option<(usize, State, Action)>,
 }
 
 impl<B: Backend> Predictor<B> {
@@ -128,18 +140,6 @@ impl<B: Backend> Predictor<B> {
             })
             .collect();
         let stop = special[language::ACTION_SEP];
-        let newlines = token_text
-            .iter()
-            .enumerate()
-            .filter(|(_, (text, is_special))| text == "\n" && !is_special)
-            .map(|(id, _)| id as u32)
-            .collect();
-        let quote_closers = token_text
-            .iter()
-            .enumerate()
-            .filter(|(_, (text, is_special))| !is_special && text == "\"")
-            .map(|(id, _)| id as u32)
-            .collect();
         Ok(Predictor {
             model,
             config,
@@ -147,8 +147,6 @@ impl<B: Backend> Predictor<B> {
             token_text,
             stop,
             special,
-            newlines,
-            quote_closers,
             unconstrained: std::env::var_os("NEURAL_NO_GRAMMAR").is_some(),
         })
     }
@@ -196,6 +194,10 @@ impl<B: Backend> Predictor<B> {
             cache,
             lines,
             names,
+            layout: Layout::of(source),
+            identifiers: grammar::identifiers(source).into_iter().collect(),
+            tail: None,
+            last_prompt: None,
         })
     }
 
@@ -206,33 +208,56 @@ impl<B: Backend> Predictor<B> {
         current: &State,
         action: &Action,
     ) -> Result<Prediction, PredictError> {
-        context.cache.truncate(context.prefix_len);
-        let given = Outcome::State {
-            state: current.clone(),
+        let max = self.model.max_positions().min(HISTORY_POSITIONS);
+        let step = format!("{}{}", render_action(action), language::FRAME_SEP);
+        let continued = match context.tail.take() {
+            Some((state, at)) if &state == current && at + 2 * STATE_ROOM < max => {
+                context.cache.truncate(at);
+                let mut prompt = vec![self.stop];
+                prompt.extend(self.encode(&step)?);
+                Some(prompt)
+            }
+            _ => None,
         };
-        let prompt_text = format!(
-            "{}{}{}{}",
-            language::FRAME_SEP,
-            render_outcome(None, None, &given),
-            render_action(action),
-            language::FRAME_SEP
-        );
-        let prompt = self.encode(&prompt_text)?;
-        let max = self.model.max_positions();
-        let room = max.saturating_sub(context.prefix_len + prompt.len());
+        let prompt = match continued {
+            Some(prompt) => prompt,
+            None => {
+                context.cache.truncate(context.prefix_len);
+                let given = Outcome::State {
+                    state: current.clone(),
+                };
+                let text = format!(
+                    "{}{}{step}",
+                    language::FRAME_SEP,
+                    render_outcome(None, None, &given),
+                );
+                self.encode(&text)?
+            }
+        };
+        let room = self
+            .model
+            .max_positions()
+            .saturating_sub(context.cache.len() + prompt.len());
         if room < 16 {
             return Err(PredictError::TooLongContext {
-                needed: context.prefix_len + prompt.len(),
-                max,
+                needed: context.cache.len() + prompt.len(),
+                max: self.model.max_positions(),
             });
         }
+        context.last_prompt = Some((
+            context.cache.len() + prompt.len(),
+            current.clone(),
+            action.clone(),
+        ));
         let grammar = Grammar {
             predictor: self,
             prev: current,
-            inverse: action.is_inverse(),
+            action,
             breakpoints: action.breakpoint_lines(),
             lines: &context.lines,
             names: &context.names,
+            layout: &context.layout,
+            identifiers: &context.identifiers,
         };
         let decoded = greedy(
             &self.model,
@@ -267,12 +292,41 @@ impl<B: Backend> Predictor<B> {
                 error,
             })?;
         let confidence = self.confidence(&decoded.tokens, &decoded.logprobs, &text, &outcome);
+        context.tail = outcome
+            .state()
+            .map(|state| (state.clone(), context.cache.len()));
         Ok(Prediction {
             outcome,
             probability: (decoded.logprob() as f64).exp(),
             confidence,
             text,
         })
+    }
+
+    /// Replace the last prediction, in the episode the cache holds, with what really
+    /// happened (evaluation, and verify mode): the next step then reads the truth.
+    pub fn observe(
+        &self,
+        context: &mut ProgramContext<B>,
+        truth: &Outcome,
+    ) -> Result<(), PredictError> {
+        context.tail = None;
+        let Some((at, current, action)) = context.last_prompt.take() else {
+            return Ok(());
+        };
+        let Some(state) = truth.state() else {
+            return Ok(());
+        };
+        let text = render_outcome(Some(&current), Some(&action), truth);
+        let text = text.strip_suffix(language::ACTION_SEP).unwrap_or(&text);
+        let tokens = self.encode(text)?;
+        if at + tokens.len() + 2 * STATE_ROOM >= self.model.max_positions().min(HISTORY_POSITIONS) {
+            return Ok(());
+        }
+        context.cache.truncate(at);
+        self.model.extend(&tokens, &mut context.cache)?;
+        context.tail = Some((state.clone(), context.cache.len()));
+        Ok(())
     }
 
     /// Probability of each variable's written value (see [`Prediction::confidence`]).
@@ -326,11 +380,13 @@ impl<B: Backend> Predictor<B> {
 struct Grammar<'a, B: Backend> {
     predictor: &'a Predictor<B>,
     prev: &'a State,
-    inverse: bool,
+    action: &'a Action,
     /// A breakpoint action lands on a `line` state on one of these lines (or ends).
     breakpoints: Option<&'a std::collections::BTreeSet<u32>>,
     lines: &'a [String],
     names: &'a [String],
+    layout: &'a Layout,
+    identifiers: &'a [String],
 }
 
 impl<B: Backend> Grammar<'_, B> {
@@ -358,84 +414,113 @@ impl<B: Backend> Grammar<'_, B> {
                 ]
                 .map(special),
             );
-            if self.inverse {
+            if self.action.is_inverse() {
                 first.push(special(language::AT_START));
             }
             return Allowed::Only(first);
         }
-        if text == language::AT_START {
+        let at_start = text.starts_with(language::AT_START);
+        let body = text.strip_prefix(language::AT_START).unwrap_or(&text);
+        if body.is_empty() {
             return Allowed::Only(events.to_vec());
         }
-        // Sections come at most once each, in order; only returns and exceptions have
-        // a value. After the last possible one, nothing but the end.
-        let sections = [language::GLOBALS, language::VALUE, language::STDOUT];
-        let used = sections
-            .iter()
-            .rposition(|t| text.contains(t))
-            .map_or(0, |i| i + 1);
-        let valued = ["<|return|>", "<|exception|>"]
-            .iter()
-            .any(|t| text.contains(t));
-        let next_sections: Vec<u32> = (used..3)
-            .filter(|&i| i != 1 || valued)
-            .map(|i| special(sections[i]))
-            .collect();
-        let newlines = if next_sections.is_empty() {
-            Vec::new()
-        } else {
-            p.newlines.clone()
-        };
-        // A complete outcome may only end, or open one more section on a new line:
-        // a small model would otherwise ramble on past a finished state.
-        if parse_outcome(&text, Some(self.prev)).is_ok() {
-            let mut next = vec![p.stop];
-            next.extend(newlines);
-            return Allowed::Only(next);
+        let exits = [
+            language::EXIT_NORMAL,
+            language::EXIT_ERROR,
+            language::EXIT_NEVER,
+        ];
+        if let Some(exit) = exits.iter().find(|t| body.starts_with(**t)) {
+            let spec = BodySpec::default();
+            return self.continue_body(Body::exit(&spec, exit), &body[exit.len()..]);
         }
-        // After a complete JSON value (the locals, or a section's value) comes a new
-        // line, then a section token.
-        match json_tail(&text) {
-            Some(Tail::Complete) => return Allowed::Only(newlines),
-            Some(Tail::NewLine) => return Allowed::Only(next_sections),
-            // A string longer than any the tracer writes (reprs are cut at 200
-            // characters) must close now.
-            Some(Tail::Open(Some(len))) if len > MAX_STRING_CHARS => {
-                return Allowed::Only(p.quote_closers.clone());
-            }
-            _ => {}
+        // A state: `EVENT LINE DEPTH FUNCTION`, the line's text, then its body.
+        let mut parts = body.splitn(3, '\n');
+        if let (Some(header), Some(_), Some(rest)) = (parts.next(), parts.next(), parts.next()) {
+            let spec = self.body_spec(header, at_start);
+            return self.continue_body(Body::state(&spec), rest);
         }
-        let open_json = json_segment(&text);
-        // Inside a JSON string most pieces are plain text: no parse needed for those.
-        let in_string = open_json.and_then(open_string_len).is_some();
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
                 let (piece, is_special) = &p.token_text[id as usize];
-                if *is_special {
-                    return false;
-                }
-                match open_json {
-                    // Inside JSON: the text must stay a prefix of one JSON value.
-                    Some(_) if in_string && !piece.contains(['"', '\\']) => {
-                        !piece.chars().any(char::is_control)
-                    }
-                    Some(segment) => json_prefix_ok(segment, piece),
-                    None => self.header_ok(&text, piece),
-                }
+                !is_special && self.header_ok(&text, piece)
             })
             .collect();
         Allowed::Only(allowed)
     }
 
-    /// A state's header is `LINE DEPTH FUNCTION` with a line of the program and a
-    /// function it defines; the next line is that line's text, exactly.
+    /// Tokens that continue `body`, already fed `text`.
+    fn continue_body(&self, mut body: Body, text: &str) -> Allowed {
+        let p = self.predictor;
+        if !body.push_text(text) {
+            return Allowed::Only(Vec::new());
+        }
+        if body.wants_section() {
+            return Allowed::Only(body.sections().iter().map(|s| p.special[*s]).collect());
+        }
+        let mut allowed: Vec<u32> = (0..p.token_text.len() as u32)
+            .filter(|&id| {
+                let (piece, is_special) = &p.token_text[id as usize];
+                !is_special && body.clone().push_str(piece)
+            })
+            .collect();
+        if body.can_end() {
+            allowed.push(p.stop);
+        }
+        Allowed::Only(allowed)
+    }
+
+    /// What the body of the state whose header is `header` may hold: the names the
+    /// program could bind, and whether it is written as a diff of the current state.
+    fn body_spec(&self, header: &str, at_start: bool) -> BodySpec {
+        let (event, fields) = header.split_once("|>").unwrap_or(("", header));
+        let fields: Vec<&str> = fields.split(' ').collect();
+        let depth = fields.get(1).and_then(|f| f.parse::<u32>().ok());
+        let function = fields.get(2).copied().unwrap_or("");
+        let event = format!("{event}|>");
+        let diff = !at_start
+            && self.action.is_single_step()
+            && event != "<|call|>"
+            && function == self.prev.function
+            && depth == Some(self.prev.depth);
+        let names = |current: &crate::state::Vars| {
+            let mut names: Vec<String> = self.identifiers.to_vec();
+            names.extend(current.keys().cloned());
+            names.sort();
+            names.dedup();
+            names
+        };
+        BodySpec {
+            local_names: names(&self.prev.locals),
+            global_names: names(&self.prev.globals),
+            diff,
+            valued: event == "<|return|>" || event == "<|exception|>",
+        }
+    }
+
+    /// Depths a single step can reach from the current state (`None`: any).
+    fn depths(&self, event: &str) -> Option<Vec<u32>> {
+        let d = self.prev.depth;
+        let around = |range: std::ops::RangeInclusive<u32>| {
+            Some(range.filter(|x| x + 1 >= d).collect::<Vec<u32>>())
+        };
+        match self.action {
+            Action::StepInto if event == "<|call|>" => Some(vec![d + 1]),
+            Action::StepInto => around(d.saturating_sub(1)..=d),
+            Action::StepOver | Action::StepReturn => around(d.saturating_sub(1)..=d),
+            _ => None,
+        }
+    }
+
+    /// A state's header is `LINE DEPTH FUNCTION` with a line of the program, a depth
+    /// the action can reach and the function that line belongs to; the next line is
+    /// that line's text, exactly.
     fn header_ok(&self, text: &str, piece: &str) -> bool {
+        let at_start = text.starts_with(language::AT_START);
         let body = text.strip_prefix(language::AT_START).unwrap_or(text);
-        let Some(after) = body.find("|>").map(|i| &body[i + 2..]) else {
+        let Some(split) = body.find("|>") else {
             return true;
         };
-        if body.starts_with("<|exit_") {
-            return true;
-        }
+        let (event, after) = (&body[..split + 2], &body[split + 2..]);
         let candidate = format!("{after}{piece}");
         let (header, rest) = match candidate.split_once('\n') {
             Some((header, rest)) => (header, Some(rest)),
@@ -444,13 +529,13 @@ impl<B: Backend> Grammar<'_, B> {
         let fields: Vec<&str> = header.split(' ').collect();
         let digits =
             |f: &str| f.bytes().all(|b| b.is_ascii_digit()) && !(f.len() > 1 && f.starts_with('0'));
-        // A state is never on a blank or comment line.
-        let at_start = text.starts_with(language::AT_START);
+        // A state is never on a blank or comment line; a call stands on a `def`.
         let hit = |n: usize| at_start || self.breakpoints.is_none_or(|b| b.contains(&(n as u32)));
         let code_line = |n: usize| {
             self.lines
                 .get(n.wrapping_sub(1))
                 .is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                && (event != "<|call|>" || self.layout.calls.contains_key(&(n as u32)))
         };
         let line_ok = digits(fields[0])
             && if fields.len() > 1 {
@@ -461,12 +546,34 @@ impl<B: Backend> Grammar<'_, B> {
                 (1..=self.lines.len())
                     .any(|n| code_line(n) && hit(n) && n.to_string().starts_with(fields[0]))
             };
-        let depth_ok = fields.get(1).is_none_or(|f| digits(f) && f.len() <= 4);
+        let depths = if at_start { None } else { self.depths(event) };
+        let depth_ok = fields.get(1).is_none_or(|f| {
+            let whole = fields.len() > 2;
+            digits(f)
+                && f.len() <= 4
+                && depths.as_ref().is_none_or(|ds| {
+                    ds.iter().any(|d| {
+                        let d = d.to_string();
+                        if whole {
+                            d == *f
+                        } else {
+                            d.starts_with(f)
+                        }
+                    })
+                })
+        });
+        // The frame is the function (or class body, or module) the line belongs to.
+        let scope = fields[0]
+            .parse::<u32>()
+            .ok()
+            .and_then(|n| self.layout.frame_of(n, event == "<|call|>"));
         let name_ok = fields.get(2).is_none_or(|f| {
-            if rest.is_some() {
-                self.names.iter().any(|n| n == f)
-            } else {
-                self.names.iter().any(|n| n.starts_with(f))
+            let whole = rest.is_some();
+            match scope {
+                Some(scope) if whole => scope == *f,
+                Some(scope) => scope.starts_with(f),
+                None if whole => self.names.iter().any(|n| n == f),
+                None => self.names.iter().any(|n| n.starts_with(f)),
             }
         });
         let filled = fields
@@ -489,86 +596,6 @@ impl<B: Backend> Grammar<'_, B> {
             rest.starts_with(&expected) && rest[expected.len()..].starts_with('{')
         }
     }
-}
-
-enum Tail {
-    /// Inside a JSON value; inside a string of this many characters so far, if so.
-    Open(Option<usize>),
-    /// A JSON value has just closed.
-    Complete,
-    /// A JSON value closed, then a newline.
-    NewLine,
-}
-
-/// Where a state's text stands with respect to its JSON parts (`None`: before them,
-/// or an exit).
-fn json_tail(text: &str) -> Option<Tail> {
-    // A newline right after a JSON value: look at the value before it.
-    let (segment, newline) = match text.strip_suffix('\n').and_then(json_segment) {
-        Some(segment) => (segment, true),
-        None => (json_segment(text)?, false),
-    };
-    if segment.is_empty() {
-        return Some(Tail::Open(None));
-    }
-    let mut values = serde_json::Deserializer::from_str(segment).into_iter::<serde_json::Value>();
-    let complete = matches!(values.next(), Some(Ok(_))) && values.byte_offset() == segment.len();
-    Some(match (complete, newline) {
-        (true, true) => Tail::NewLine,
-        (true, false) => Tail::Complete,
-        _ => Tail::Open(open_string_len(segment)),
-    })
-}
-
-/// The JSON value being written at the end of `text` (`None` before the locals).
-fn json_segment(text: &str) -> Option<&str> {
-    let body = text.strip_prefix(language::AT_START).unwrap_or(text);
-    if body.starts_with("<|exit_") {
-        return None;
-    }
-    let header_end = body.find('\n')?;
-    let locals_start = header_end + 1 + body[header_end + 1..].find('\n')? + 1;
-    let section = [language::GLOBALS, language::VALUE, language::STDOUT]
-        .iter()
-        .filter_map(|t| body.rfind(t).map(|i| i + t.len()))
-        .max()
-        .unwrap_or(locals_start)
-        .max(locals_start);
-    Some(&body[section..])
-}
-
-/// Whether `json + piece` can still begin one JSON value (or is one, exactly).
-fn json_prefix_ok(json: &str, piece: &str) -> bool {
-    let candidate = format!("{json}{piece}");
-    if candidate.trim_start().is_empty() {
-        return false;
-    }
-    match serde_json::from_str::<serde_json::Value>(&candidate) {
-        Ok(_) => true,
-        Err(e) => e.is_eof(),
-    }
-}
-
-/// Characters of the JSON string still open at the end of `json`, if one is.
-fn open_string_len(json: &str) -> Option<usize> {
-    let (mut open, mut escaped, mut len) = (false, false, 0);
-    for c in json.chars() {
-        if !open {
-            if c == '"' {
-                (open, len) = (true, 0);
-            }
-        } else if escaped {
-            escaped = false;
-            len += 1;
-        } else if c == '\\' {
-            escaped = true;
-        } else if c == '"' {
-            open = false;
-        } else {
-            len += 1;
-        }
-    }
-    open.then_some(len)
 }
 
 /// Keys of the first JSON object of strings in `text` (the locals), with the byte
