@@ -282,20 +282,56 @@ impl Session {
 
     /// A breakpoint hit before the place that `actions` (taken in turn) lead to: the
     /// move to it. Stepping over or out of code stops at breakpoints inside it, as in
-    /// every debugger. Needs an engine that knows the run's order (else `None`).
+    /// every debugger.
     fn breakpoint_first(&mut self, actions: &[Action]) -> Result<Option<Move>, SessionError> {
         let engine = self.engine.clone();
         let here = self.current().position.clone();
-        if self.breakpoints.is_empty() || engine.order(here.key).is_none() {
+        if self.breakpoints.is_empty() {
             return Ok(None);
         }
+        let hit_action = Action::Breakpoint(self.breakpoints.clone());
+        let first = match engine.order(here.key) {
+            Some(_) => {
+                let end = self.order_after(&here, actions)?;
+                let hit = engine.predict(&here, &hit_action)?;
+                let hit_order = hit.outcome.state().and_then(|_| engine.order(hit.key));
+                hit_order.is_some_and(|order| order < end)
+            }
+            // Without the run's order (the neural engine), where the next breakpoint
+            // lands says whether it comes first: deeper than this frame means inside a
+            // call made from here; when stepping out, this frame's own lines count too.
+            None => {
+                let hit = engine.predict(&here, &hit_action)?;
+                let stepping_out = actions.first() == Some(&Action::StepReturn);
+                hit.outcome.state().is_some_and(|hit| {
+                    hit.depth > here.state.depth
+                        || stepping_out
+                            && hit.depth == here.state.depth
+                            && hit.function == here.state.function
+                })
+            }
+        };
+        if !first {
+            return Ok(None);
+        }
+        self.act(
+            &hit_action,
+            StopReason::Breakpoint,
+            ExceptionStops::default(),
+        )
+        .map(Some)
+    }
+
+    /// The run order of the place `actions` (taken in turn) lead to from `here`
+    /// (`u64::MAX` for the end).
+    fn order_after(&self, here: &Position, actions: &[Action]) -> Result<u64, SessionError> {
+        let engine = &self.engine;
         let mut at = here.clone();
         let mut end = u64::MAX;
         for action in actions {
             let prediction = engine.predict(&at, action)?;
             let Some(state) = prediction.outcome.state() else {
-                end = u64::MAX;
-                break;
+                return Ok(u64::MAX);
             };
             end = engine.order(prediction.key).unwrap_or(u64::MAX);
             at = Position {
@@ -303,19 +339,7 @@ impl Session {
                 key: prediction.key,
             };
         }
-        let hit_action = Action::Breakpoint(self.breakpoints.clone());
-        let hit = engine.predict(&here, &hit_action)?;
-        let hit_order = hit.outcome.state().and_then(|_| engine.order(hit.key));
-        match hit_order {
-            Some(order) if order < end => self
-                .act(
-                    &hit_action,
-                    StopReason::Breakpoint,
-                    ExceptionStops::default(),
-                )
-                .map(Some),
-            _ => Ok(None),
-        }
+        Ok(end)
     }
 
     /// Take one MDP action from the current stop (blocking). `reason` is reported for a
@@ -717,12 +741,19 @@ mod tests {
     /// line prints its number; a fresh key for every answer and no order.
     struct Markov {
         keys: std::sync::atomic::AtomicU64,
+        /// A line that runs one frame deeper (a function called from the line before).
+        deeper: Option<u32>,
     }
 
     impl Markov {
         fn session() -> Session {
+            Self::session_with_call(None)
+        }
+
+        fn session_with_call(deeper: Option<u32>) -> Session {
             let engine = Markov {
                 keys: std::sync::atomic::AtomicU64::new(1),
+                deeper,
             };
             let program = Program {
                 path: "p.py".into(),
@@ -733,7 +764,8 @@ mod tests {
         }
 
         fn at(&self, line: u32, stdout: String) -> Outcome {
-            let mut state = state(Event::Line, line, 0, &line.to_string());
+            let depth = (self.deeper == Some(line)) as u32;
+            let mut state = state(Event::Line, line, depth, &line.to_string());
             state.stdout = stdout;
             Outcome::State { state }
         }
@@ -785,6 +817,25 @@ mod tests {
         fn edit(&self, at: &Position, _: &str, _: &str) -> Result<Position, EngineError> {
             Ok(at.clone())
         }
+    }
+
+    #[test]
+    fn without_an_order_step_over_stops_at_a_breakpoint_only_inside_the_call() {
+        let mut flat = Markov::session();
+        flat.set_breakpoints([3].into_iter().collect());
+        flat.step(Step::Over).unwrap();
+        assert_eq!(line(&flat), (Event::Line, 2), "line 3 is after the step");
+
+        let mut called = Markov::session_with_call(Some(3));
+        called.set_breakpoints([3].into_iter().collect());
+        called.step(Step::Into).unwrap();
+        called.step(Step::Over).unwrap();
+        assert_eq!(
+            line(&called),
+            (Event::Line, 3),
+            "line 3 runs inside line 2's call"
+        );
+        assert_eq!(called.current().state().depth, 1);
     }
 
     fn printed(moved: Move) -> String {

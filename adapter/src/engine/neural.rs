@@ -2,7 +2,8 @@
 //! in verify mode, where the trace engine runs beside it as the referee).
 //!
 //! The program is read into the model's key/value cache once, when the engine opens;
-//! each prediction reuses that prefix. The entry state is worked out from the source
+//! each prediction reuses that prefix, and forward steps reuse the episode so far
+//! ([`neural_model::infer`]). The entry state is worked out from the source
 //! ([`neural_model::entry`]), edits to a state are accepted (a counterfactual: later
 //! predictions condition on the edited state), and every prediction carries the
 //! model's probability and a confidence per variable.
