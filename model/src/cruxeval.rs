@@ -7,6 +7,8 @@
 //! - Input mode: from a return state carrying `output`, predict the arguments with
 //!   inv_step_call.
 //!
+//! - Baseline (both modes): `f` returns its first argument unchanged.
+//!
 //! Scored pass@1 as CruxEval scores: the predicted output must equal the expected one
 //! (both read with `ast.literal_eval` in a sandboxed `python3 -I`, 3 s timeout), and a
 //! predicted input must satisfy `f(INPUT) == OUTPUT` when run (3 s timeout).
@@ -176,6 +178,43 @@ fn predict_input<B: Backend>(predictor: &Predictor<B>, sample: &Sample) -> Resul
         .join(", "))
 }
 
+/// The first argument of a comma-joined argument list (commas inside brackets or
+/// strings do not split).
+fn first_argument(input: &str) -> &str {
+    let (mut depth, mut quote, mut escaped) = (0i32, None, false);
+    for (i, c) in input.char_indices() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                ',' if depth == 0 => return input[..i].trim(),
+                _ => {}
+            },
+        }
+    }
+    input.trim()
+}
+
+/// The trivial baseline: `f` returns its first argument unchanged (output mode), or
+/// `f` of the output gives the output back (input mode).
+fn baseline(sample: &Sample, mode: &str) -> String {
+    if mode == "output" {
+        first_argument(&sample.input).to_string()
+    } else {
+        sample.output.clone()
+    }
+}
+
 /// Score every sample in `mode` (`output` or `input`).
 pub fn run<B: Backend>(
     predictor: &Predictor<B>,
@@ -184,14 +223,16 @@ pub fn run<B: Backend>(
     progress: &indicatif::ProgressBar,
 ) -> Vec<Scored> {
     let methods: &[&str] = if mode == "output" {
-        &["step_return", "breakpoint"]
+        &["step_return", "breakpoint", "baseline"]
     } else {
-        &["inv_step_call"]
+        &["inv_step_call", "baseline"]
     };
     let mut scored = Vec::new();
     for sample in samples {
         for &method in methods {
-            let prediction = if mode == "output" {
+            let prediction = if method == "baseline" {
+                Ok(baseline(sample, mode))
+            } else if mode == "output" {
                 predict_output(predictor, sample, method)
             } else {
                 predict_input(predictor, sample)
@@ -212,6 +253,20 @@ pub fn run<B: Backend>(
         progress.inc(1);
     }
     scored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_argument_ignores_nested_and_quoted_commas() {
+        assert_eq!(first_argument("[1, 2], 3"), "[1, 2]");
+        assert_eq!(first_argument("'a,b', 'c'"), "'a,b'");
+        assert_eq!(first_argument("\"x\\\",\", 1"), "\"x\\\",\"");
+        assert_eq!(first_argument(" 5 "), "5");
+        assert_eq!(first_argument("{'k': (1, 2)}, x"), "{'k': (1, 2)}");
+    }
 }
 
 /// pass@1 per method.
