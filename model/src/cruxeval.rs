@@ -255,20 +255,6 @@ pub fn run<B: Backend>(
     scored
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_first_argument_ignores_nested_and_quoted_commas() {
-        assert_eq!(first_argument("[1, 2], 3"), "[1, 2]");
-        assert_eq!(first_argument("'a,b', 'c'"), "'a,b'");
-        assert_eq!(first_argument("\"x\\\",\", 1"), "\"x\\\",\"");
-        assert_eq!(first_argument(" 5 "), "5");
-        assert_eq!(first_argument("{'k': (1, 2)}, x"), "{'k': (1, 2)}");
-    }
-}
-
 /// pass@1 per method.
 pub fn summary(scored: &[Scored]) -> Vec<(String, usize, usize)> {
     let mut methods: Vec<String> = scored.iter().map(|s| s.method.clone()).collect();
@@ -282,4 +268,18 @@ pub fn summary(scored: &[Scored]) -> Vec<(String, usize, usize)> {
             (m, of.iter().filter(|s| s.pass).count(), of.len())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_argument_ignores_nested_and_quoted_commas() {
+        assert_eq!(first_argument("[1, 2], 3"), "[1, 2]");
+        assert_eq!(first_argument("'a,b', 'c'"), "'a,b'");
+        assert_eq!(first_argument("\"x\\\",\", 1"), "\"x\\\",\"");
+        assert_eq!(first_argument(" 5 "), "5");
+        assert_eq!(first_argument("{'k': (1, 2)}, x"), "{'k': (1, 2)}");
+    }
 }

@@ -210,6 +210,39 @@ pub fn evaluate<B: Backend>(
     report
 }
 
+/// Check that the decoding grammar admits the true outcome of every step of
+/// `episodes` (at most `limit`): how many were checked, and why each refusal happened.
+pub fn check_grammar<B: Backend>(
+    predictor: &Predictor<B>,
+    episodes: &[Episode],
+    limit: usize,
+) -> (usize, Vec<String>) {
+    let (mut checked, mut refused) = (0, Vec::new());
+    for (index, episode) in episodes.iter().enumerate() {
+        let Ok(context) = predictor.prepare(&episode.source, episode.call.as_deref()) else {
+            continue;
+        };
+        let mut current = &episode.start;
+        for (action, truth) in &episode.steps {
+            if checked >= limit {
+                return (checked, refused);
+            }
+            checked += 1;
+            if let Err(why) = predictor.grammar_admits(&context, current, action, truth) {
+                refused.push(format!(
+                    "episode {index} ({}) {action}: {why}",
+                    episode.origin
+                ));
+            }
+            match truth.state() {
+                Some(state) => current = state,
+                None => break,
+            }
+        }
+    }
+    (checked, refused)
+}
+
 /// Episodes from every `.py` file in `dir`, each traced as a script, with a fixed seed.
 pub fn episodes_from_programs(dir: &Path, per_program: usize) -> anyhow::Result<Vec<Episode>> {
     let mut files: Vec<_> = std::fs::read_dir(dir)?

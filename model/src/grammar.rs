@@ -368,6 +368,8 @@ pub struct Layout {
     pub scope: Vec<String>,
     /// Line of a `call` event -> the function (or class) whose frame starts there.
     pub calls: std::collections::BTreeMap<u32, String>,
+    /// A class body's frame starts with a `line` event on the `class` line itself.
+    pub classes: std::collections::BTreeMap<u32, String>,
 }
 
 impl Layout {
@@ -378,6 +380,7 @@ impl Layout {
         let mut open: Vec<(usize, String)> = Vec::new();
         let mut scope = Vec::with_capacity(lines.len());
         let mut calls = std::collections::BTreeMap::new();
+        let mut classes = std::collections::BTreeMap::new();
         let mut decorator: Option<u32> = None;
         for (i, line) in lines.iter().enumerate() {
             let text = line.trim_start();
@@ -394,6 +397,9 @@ impl Layout {
                     decorator.get_or_insert(i as u32 + 1);
                 } else if let Some(name) = block_name(text) {
                     calls.insert(i as u32 + 1, name.clone());
+                    if text.starts_with("class ") {
+                        classes.insert(i as u32 + 1, name.clone());
+                    }
                     if let Some(first) = decorator.take() {
                         calls.insert(first, name.clone());
                     }
@@ -409,18 +415,29 @@ impl Layout {
                     .map_or_else(|| "<module>".to_string(), |(_, n)| n.clone()),
             );
         }
-        Layout { scope, calls }
+        Layout {
+            scope,
+            calls,
+            classes,
+        }
     }
 
-    /// The frame that runs `line` (1-based) for an event of this kind, if the line
-    /// exists (`None` for a call event off any `def` line: none can happen there).
-    pub fn frame_of(&self, line: u32, call: bool) -> Option<&str> {
+    /// The frames that can run `line` (1-based) for an event of this kind: for a
+    /// `call`, the function defined there (and the module, whose frame starts on line
+    /// 1); otherwise the enclosing function, class body or module (and, on a `class`
+    /// line, the class body). Empty where no such event can be.
+    pub fn frames_of(&self, line: u32, call: bool) -> Vec<&str> {
+        let mut frames = Vec::new();
         if call {
-            return self.calls.get(&line).map(String::as_str);
+            frames.extend(self.calls.get(&line).map(String::as_str));
+            if line == 1 {
+                frames.push("<module>");
+            }
+        } else if let Some(index) = (line as usize).checked_sub(1) {
+            frames.extend(self.scope.get(index).map(String::as_str));
+            frames.extend(self.classes.get(&line).map(String::as_str));
         }
-        self.scope
-            .get((line as usize).checked_sub(1)?)
-            .map(String::as_str)
+        frames
     }
 }
 
@@ -608,18 +625,33 @@ mod tests {
     fn layout_follows_blocks_strings_and_decorators() {
         let source = "import f\n\n@deco\ndef a(x,\n      y):\n    s = \"\"\"\ntext at column 0\n\"\"\"\n    return (x +\ny)\n\nclass B:\n    def m(self):\n        pass\n    z = 1\nq = a(1, 2)\n";
         let layout = Layout::of(source);
-        let scopes: Vec<&str> = (1..=16)
-            .map(|l| layout.frame_of(l, false).unwrap())
+        let scopes: Vec<String> = (1..=16)
+            .map(|l| layout.frames_of(l, false).join("|"))
             .collect();
         assert_eq!(
             scopes,
             vec![
-                "<module>", "<module>", "<module>", "<module>", "a", "a", "a", "a", "a", "a", "a",
-                "<module>", "B", "m", "B", "<module>"
+                "<module>",
+                "<module>",
+                "<module>",
+                "<module>",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "a",
+                "<module>|B",
+                "B",
+                "m",
+                "B",
+                "<module>"
             ]
         );
         let calls: Vec<(u32, &str)> = layout.calls.iter().map(|(l, n)| (*l, n.as_str())).collect();
         assert_eq!(calls, vec![(3, "a"), (4, "a"), (12, "B"), (13, "m")]);
-        assert_eq!(layout.frame_of(5, true), None);
+        assert!(layout.frames_of(5, true).is_empty());
+        assert_eq!(layout.frames_of(1, true), vec!["<module>"]);
     }
 }

@@ -13,7 +13,7 @@ use crate::action::Action;
 use crate::grammar::{self, Body, BodySpec, Layout};
 use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
 use crate::net::{greedy, load_checkpoint, Allowed, KvCache, Llama, LlamaConfig};
-use crate::state::State;
+use crate::state::{Event, State};
 use crate::tokenizer::Tokenizer;
 use crate::tree::Outcome;
 use burn::tensor::backend::Backend;
@@ -83,17 +83,20 @@ pub struct Predictor<B: Backend> {
     unconstrained: bool,
 }
 
+/// What the grammar knows of a program's text.
+struct ProgramText {
+    /// The program's lines: what a state's source line may be.
+    lines: Vec<String>,
+    /// The frame each line runs in; the names the program could bind.
+    layout: Layout,
+    identifiers: Vec<String>,
+}
+
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
 pub struct ProgramContext<B: Backend> {
     cache: KvCache<B>,
     prefix_len: usize,
-    /// The program's lines, and the names a frame can have (functions, classes,
-    /// `<module>`): what the grammar lets a state's header and source line be.
-    lines: Vec<String>,
-    names: Vec<String>,
-    /// The frame each line runs in; the names the program could bind.
-    layout: Layout,
-    identifiers: Vec<String>,
+    text: ProgramText,
     /// The state the cache ends with, and the position after it: a step from that
     /// state continues the episode (as in training) instead of re-reading it in full.
     tail: Option<(State, usize)>,
@@ -174,28 +177,14 @@ impl<B: Backend> Predictor<B> {
         let mut cache = KvCache::new();
         self.model.extend(&prompt, &mut cache)?;
         let lines: Vec<String> = source.lines().map(|l| l.trim_end().to_string()).collect();
-        let mut names: Vec<String> = lines
-            .iter()
-            .filter_map(|l| {
-                let l = l.trim_start();
-                let rest = l
-                    .strip_prefix("def ")
-                    .or_else(|| l.strip_prefix("class "))?;
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                (!name.is_empty()).then_some(name)
-            })
-            .collect();
-        names.push("<module>".into());
         Ok(ProgramContext {
             prefix_len: cache.len(),
             cache,
-            lines,
-            names,
-            layout: Layout::of(source),
-            identifiers: grammar::identifiers(source).into_iter().collect(),
+            text: ProgramText {
+                lines,
+                layout: Layout::of(source),
+                identifiers: grammar::identifiers(source).into_iter().collect(),
+            },
             tail: None,
             last_prompt: None,
         })
@@ -249,16 +238,7 @@ impl<B: Backend> Predictor<B> {
             current.clone(),
             action.clone(),
         ));
-        let grammar = Grammar {
-            predictor: self,
-            prev: current,
-            action,
-            breakpoints: action.breakpoint_lines(),
-            lines: &context.lines,
-            names: &context.names,
-            layout: &context.layout,
-            identifiers: &context.identifiers,
-        };
+        let grammar = Grammar::new(self, &context.text, current, action);
         let decoded = greedy(
             &self.model,
             &mut context.cache,
@@ -301,6 +281,33 @@ impl<B: Backend> Predictor<B> {
             confidence,
             text,
         })
+    }
+
+    /// Whether the grammar lets the model write `truth` as the outcome of `action` at
+    /// `current` (`Err` names the first token it refuses): the constraints must never
+    /// rule out what really happens.
+    pub fn grammar_admits(
+        &self,
+        context: &ProgramContext<B>,
+        current: &State,
+        action: &Action,
+        truth: &Outcome,
+    ) -> Result<(), String> {
+        let grammar = Grammar::new(self, &context.text, current, action);
+        let text = render_outcome(Some(current), Some(action), truth);
+        let tokens = self.encode(&text).map_err(|e| e.to_string())?;
+        for (i, &token) in tokens.iter().enumerate() {
+            if let Allowed::Only(ids) = grammar.allowed(&tokens[..i]) {
+                if !ids.contains(&token) {
+                    let before = self.tokenizer.decode(&tokens[..i]).unwrap_or_default();
+                    return Err(format!(
+                        "refuses {:?} after {before:?}",
+                        self.token_text[token as usize].0
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Replace the last prediction, in the episode the cache holds, with what really
@@ -384,12 +391,28 @@ struct Grammar<'a, B: Backend> {
     /// A breakpoint action lands on a `line` state on one of these lines (or ends).
     breakpoints: Option<&'a std::collections::BTreeSet<u32>>,
     lines: &'a [String],
-    names: &'a [String],
     layout: &'a Layout,
     identifiers: &'a [String],
 }
 
-impl<B: Backend> Grammar<'_, B> {
+impl<'a, B: Backend> Grammar<'a, B> {
+    fn new(
+        predictor: &'a Predictor<B>,
+        program: &'a ProgramText,
+        prev: &'a State,
+        action: &'a Action,
+    ) -> Self {
+        Grammar {
+            predictor,
+            prev,
+            action,
+            breakpoints: action.breakpoint_lines(),
+            lines: &program.lines,
+            layout: &program.layout,
+            identifiers: &program.identifiers,
+        }
+    }
+
     fn allowed(&self, so_far: &[u32]) -> Allowed {
         let p = self.predictor;
         if p.unconstrained {
@@ -497,16 +520,42 @@ impl<B: Backend> Grammar<'_, B> {
         }
     }
 
-    /// Depths a single step can reach from the current state (`None`: any).
-    fn depths(&self, event: &str) -> Option<Vec<u32>> {
-        let d = self.prev.depth;
-        let around = |range: std::ops::RangeInclusive<u32>| {
-            Some(range.filter(|x| x + 1 >= d).collect::<Vec<u32>>())
-        };
+    /// The frames a forward step can reach from the current state, as (depth,
+    /// function if known); `None`: any. A frame is left only through its `return` or
+    /// `exception` state, so from inside a frame a step stays in it (same depth, same
+    /// function) or goes one deeper into a call; from a frame's end it goes to the
+    /// caller (an exception may also be caught in the frame that raised it).
+    fn frames(&self, event: &str) -> Option<Vec<(u32, Option<&str>)>> {
+        let prev = self.prev;
+        let d = prev.depth;
+        let here = (d, Some(prev.function.as_str()));
+        let caller = d
+            .checked_sub(1)
+            .map(|c| (c, prev.stack.last().map(|f| f.function.as_str())));
+        let inside = matches!(prev.event, Event::Line | Event::Call);
         match self.action {
-            Action::StepInto if event == "<|call|>" => Some(vec![d + 1]),
-            Action::StepInto => around(d.saturating_sub(1)..=d),
-            Action::StepOver | Action::StepReturn => around(d.saturating_sub(1)..=d),
+            Action::StepInto if event == "<|call|>" => Some(match prev.event {
+                _ if inside => vec![(d + 1, None)],
+                Event::Return => vec![(d, None)],
+                _ => vec![(d, None), (d + 1, None)],
+            }),
+            Action::StepInto | Action::StepOver | Action::StepReturn => Some(match prev.event {
+                Event::Return => caller.into_iter().collect(),
+                Event::Exception => std::iter::once(here).chain(caller).collect(),
+                _ => vec![here],
+            }),
+            // Backwards: a frame's call is entered from its caller's line (or, one
+            // state back, right after a sibling call's end, as in `f(g(x))`); before
+            // any other state of a frame comes the frame itself, or the end of a
+            // call it made (one step back into it).
+            Action::InvStepInto if prev.event == Event::Call => {
+                Some(caller.into_iter().chain([(d, None)]).collect())
+            }
+            Action::InvStepOver | Action::InvStepCall if prev.event == Event::Call => {
+                Some(caller.into_iter().collect())
+            }
+            Action::InvStepInto => Some(vec![here, (d + 1, None)]),
+            Action::InvStepOver | Action::InvStepCall => Some(vec![here]),
             _ => None,
         }
     }
@@ -531,49 +580,73 @@ impl<B: Backend> Grammar<'_, B> {
             |f: &str| f.bytes().all(|b| b.is_ascii_digit()) && !(f.len() > 1 && f.starts_with('0'));
         // A state is never on a blank or comment line; a call stands on a `def`.
         let hit = |n: usize| at_start || self.breakpoints.is_none_or(|b| b.contains(&(n as u32)));
+        let is_call = event == "<|call|>";
         let code_line = |n: usize| {
-            self.lines
-                .get(n.wrapping_sub(1))
-                .is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-                && (event != "<|call|>" || self.layout.calls.contains_key(&(n as u32)))
+            let text = self.lines.get(n.wrapping_sub(1));
+            // The module's frame starts on line 1, whatever is written there.
+            (is_call && n == 1 && text.is_some())
+                || text.is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                    && (!is_call || self.layout.calls.contains_key(&(n as u32)))
+        };
+        // The frames the step can reach, and the one each line runs in (the function,
+        // class body or module it belongs to).
+        let frames = if at_start { None } else { self.frames(event) };
+        let scope_of = |n: usize| self.layout.frames_of(n as u32, is_call);
+        let reachable = |n: usize, depth: Option<u32>| {
+            frames.as_ref().is_none_or(|fs| {
+                fs.iter().any(|(d, f)| {
+                    depth.is_none_or(|depth| depth == *d)
+                        && f.is_none_or(|f| scope_of(n).contains(&f))
+                })
+            })
         };
         let line_ok = digits(fields[0])
             && if fields.len() > 1 {
                 fields[0]
                     .parse::<usize>()
-                    .is_ok_and(|n| code_line(n) && hit(n))
+                    .is_ok_and(|n| code_line(n) && hit(n) && reachable(n, None))
             } else {
-                (1..=self.lines.len())
-                    .any(|n| code_line(n) && hit(n) && n.to_string().starts_with(fields[0]))
+                (1..=self.lines.len()).any(|n| {
+                    code_line(n)
+                        && hit(n)
+                        && reachable(n, None)
+                        && n.to_string().starts_with(fields[0])
+                })
             };
-        let depths = if at_start { None } else { self.depths(event) };
+        let line: usize = fields[0].parse().unwrap_or(0);
         let depth_ok = fields.get(1).is_none_or(|f| {
             let whole = fields.len() > 2;
             digits(f)
                 && f.len() <= 4
-                && depths.as_ref().is_none_or(|ds| {
-                    ds.iter().any(|d| {
-                        let d = d.to_string();
+                && frames.as_ref().is_none_or(|fs| {
+                    fs.iter().any(|(d, _)| {
+                        let text = d.to_string();
                         if whole {
-                            d == *f
+                            text == *f && reachable(line, Some(*d))
                         } else {
-                            d.starts_with(f)
+                            text.starts_with(f)
                         }
                     })
                 })
         });
-        // The frame is the function (or class body, or module) the line belongs to.
-        let scope = fields[0]
-            .parse::<u32>()
-            .ok()
-            .and_then(|n| self.layout.frame_of(n, event == "<|call|>"));
+        // The function must be one that runs the line, at the depth written.
+        let depth: Option<u32> = fields.get(1).and_then(|f| f.parse().ok());
+        let scopes: Vec<&str> = scope_of(line)
+            .into_iter()
+            .filter(|scope| {
+                frames.as_ref().is_none_or(|fs| {
+                    fs.iter().any(|(d, f)| {
+                        depth.is_none_or(|depth| depth == *d) && f.is_none_or(|f| f == *scope)
+                    })
+                })
+            })
+            .collect();
         let name_ok = fields.get(2).is_none_or(|f| {
             let whole = rest.is_some();
-            match scope {
-                Some(scope) if whole => scope == *f,
-                Some(scope) => scope.starts_with(f),
-                None if whole => self.names.iter().any(|n| n == f),
-                None => self.names.iter().any(|n| n.starts_with(f)),
+            if whole {
+                scopes.contains(f)
+            } else {
+                scopes.iter().any(|scope| scope.starts_with(f))
             }
         });
         let filled = fields

@@ -78,6 +78,9 @@ enum Command {
         /// Also write every prediction (truth, prediction or error) as JSON lines here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Predict nothing: check that the decoding grammar admits every true outcome.
+        #[arg(long)]
+        check_grammar: bool,
         /// A machine-readable summary on stdout instead of the table.
         #[arg(long)]
         json: bool,
@@ -258,6 +261,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             limit,
             origin,
             out,
+            check_grammar,
             json,
         } => {
             use neural_model::eval::{episodes_from_programs, evaluate, table};
@@ -276,6 +280,22 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 }
             }
             let predictor = load_predictor(model)?;
+            if check_grammar {
+                let (checked, refused) =
+                    neural_model::eval::check_grammar(&predictor, &episodes, limit);
+                for why in refused.iter().take(20) {
+                    println!("{why}");
+                }
+                println!(
+                    "the grammar refused {} of {checked} true outcomes",
+                    refused.len()
+                );
+                return Ok(if refused.is_empty() {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                });
+            }
             let total: usize = episodes
                 .iter()
                 .map(|e| e.steps.len())

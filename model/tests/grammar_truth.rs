@@ -1,0 +1,73 @@
+//! The decoding grammar must never rule out what really happens: for every program in
+//! `tests/programs/`, from every state (up to a cap) and for every action, the true
+//! outcome, written as the model would write it, passes the grammar token by token.
+//! (The grammar only needs a tokenizer; the small test model supplies one.)
+
+use neural_model::infer::Predictor;
+use neural_model::net::Cpu;
+use neural_model::{trace, Action, Limits, Program};
+use std::path::PathBuf;
+
+const STATES_PER_PROGRAM: usize = 40;
+
+#[test]
+fn the_grammar_admits_every_true_outcome() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let predictor = Predictor::<Cpu>::load(&root.join("weights/test"), &Default::default())
+        .expect("the test model ships with the repository");
+    let limits = Limits {
+        max_events: 300,
+        ..Limits::default()
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("tests/programs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    let (mut checked, mut refused) = (0, Vec::new());
+    for path in files {
+        let program = Program::load(&path, None).unwrap();
+        let Ok(run) = trace(&program, &limits) else {
+            continue; // the syntax error program
+        };
+        let Ok(context) = predictor.prepare(&program.source, None) else {
+            continue; // longer than the test model's context
+        };
+        let states = run.tree.states();
+        let some_lines: std::collections::BTreeSet<u32> =
+            states.iter().step_by(3).map(|s| s.line).take(2).collect();
+        let actions = [
+            Action::StepInto,
+            Action::StepOver,
+            Action::StepReturn,
+            Action::Breakpoint(some_lines.clone()),
+            Action::Continue,
+            Action::InvStepInto,
+            Action::InvStepOver,
+            Action::InvStepCall,
+            Action::InvBreakpoint(some_lines),
+        ];
+        for (i, state) in states.iter().enumerate().take(STATES_PER_PROGRAM) {
+            for action in &actions {
+                let truth = run.tree.outcome(i, action);
+                checked += 1;
+                if let Err(why) = predictor.grammar_admits(&context, state, action, &truth) {
+                    refused.push(format!(
+                        "{} state {i} ({} line {}) {action}: {why}",
+                        path.file_name().unwrap().to_string_lossy(),
+                        state.event,
+                        state.line
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} outcomes checked");
+    assert!(
+        refused.is_empty(),
+        "{} of {checked} true outcomes refused:\n{}",
+        refused.len(),
+        refused.join("\n")
+    );
+}
