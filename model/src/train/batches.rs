@@ -13,7 +13,9 @@ use std::ops::Range;
 #[derive(Clone, Debug)]
 pub struct Example {
     pub ids: Vec<u32>,
-    /// True on tokens of a predicted outcome (the loss falls there).
+    /// True on tokens of a predicted outcome that the model must choose (the loss
+    /// falls there): all but the source line of a state, which the decoding grammar
+    /// writes once the line number is chosen.
     pub mask: Vec<bool>,
     /// Each predicted outcome: its action's name and its token range.
     pub targets: Vec<(&'static str, Range<usize>)>,
@@ -42,7 +44,11 @@ pub fn encode(episode: &Episode, tokenizer: &Tokenizer, max_len: usize) -> Optio
         if token > max_len {
             break;
         }
-        mask[first..token].iter_mut().for_each(|m| *m = true);
+        let copied = source_line(&text, range.clone());
+        for (t, m) in mask.iter_mut().enumerate().take(token).skip(first) {
+            let (start, end) = offsets[t];
+            *m = !(start >= copied.start && end <= copied.end);
+        }
         targets.push((action.name(), first..token));
     }
     let end = targets.last()?.1.end;
@@ -51,6 +57,23 @@ pub fn encode(episode: &Episode, tokenizer: &Tokenizer, max_len: usize) -> Optio
         mask: mask[..end].to_vec(),
         targets,
     })
+}
+
+/// The byte range of an outcome's source line with its newline (empty for an exit).
+fn source_line(text: &str, outcome: Range<usize>) -> Range<usize> {
+    let body = &text[outcome.clone()];
+    let state = body.strip_prefix(crate::language::AT_START).unwrap_or(body);
+    if state.starts_with("<|exit_") {
+        return 0..0;
+    }
+    let Some(header_end) = body.find('\n') else {
+        return 0..0;
+    };
+    let start = header_end + 1;
+    let end = body[start..]
+        .find('\n')
+        .map_or(body.len(), |i| start + i + 1);
+    outcome.start + start..outcome.start + end
 }
 
 /// A batch and, per row, the example it holds.
@@ -150,6 +173,19 @@ mod tests {
             plan,
             epoch_plan(&examples, 420, 7, 0),
             "the plan is reproducible"
+        );
+    }
+
+    #[test]
+    fn the_source_line_of_a_state_is_left_to_the_grammar() {
+        let text = "p<|line|>3 0 f\n    x = 1\n{\"x\":\"1\"}<|action_sep|><|exit_normal|>\n<|stdout|>\"a\"";
+        let state = 1..text.find("<|exit").unwrap();
+        let line = source_line(text, state);
+        assert_eq!(&text[line], "    x = 1\n");
+        let exit = text.find("<|exit").unwrap()..text.len();
+        assert!(
+            source_line(text, exit).is_empty(),
+            "an exit has no source line"
         );
     }
 

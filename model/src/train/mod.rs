@@ -4,7 +4,8 @@
 //! similar-length episodes, a validation pass every `eval_every` steps (loss, and exact
 //! match per action, which under teacher forcing is exactly greedy decoding's exact
 //! match: greedy reproduces a target iff every target token is the argmax given the
-//! true prefix), a checkpoint every `checkpoint_every` steps, resumed from on restart,
+//! true prefix; the source line of a state is neither trained nor scored, since the
+//! decoding grammar writes it), a checkpoint every `checkpoint_every` steps, resumed from on restart,
 //! and the curves as `train.csv`, `valid.csv` and `loss.png`.
 
 pub mod batches;
@@ -205,9 +206,11 @@ pub fn score<B: Backend>(
         for (row, &example) in rows.iter().enumerate() {
             let example = &examples[example];
             for (action, range) in &example.targets {
-                // Position t - 1 predicts token t.
+                // Position t - 1 predicts token t; tokens the grammar writes (the
+                // source line) are not the model's to get right.
                 let right = range
                     .clone()
+                    .filter(|&t| example.mask[t])
                     .all(|t| predicted[row * s + t - 1] == example.ids[t] as i64);
                 let entry = scores.per_action.entry(action.to_string()).or_default();
                 entry.0 += right as usize;
