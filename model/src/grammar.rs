@@ -173,6 +173,19 @@ impl<'a> Body<'a> {
         self.mode == Mode::PartDone && !value_missing
     }
 
+    /// Inside an ordinary JSON string (not an escape, not the `..` marker): how many
+    /// more plain characters it may take.
+    pub fn string_room(&self) -> Option<usize> {
+        match &self.mode {
+            Mode::Str {
+                chars,
+                escape: Escape::None,
+                rest_marker: None,
+            } => Some(self.max_chars().saturating_sub(*chars)),
+            _ => None,
+        }
+    }
+
     /// Whether a section token is what must come next.
     pub fn wants_section(&self) -> bool {
         self.mode == Mode::Section
@@ -597,6 +610,20 @@ mod tests {
         assert!(!accepts(&s, r#"{"n":"\q"#));
         let long = format!("{{\"n\":\"{}", "a".repeat(MAX_VALUE_CHARS + 1));
         assert!(!accepts(&s, &long));
+    }
+
+    #[test]
+    fn plain_text_fits_a_string_by_length() {
+        let s = spec(false, false);
+        let mut body = Body::state(&s);
+        assert_eq!(body.string_room(), None);
+        assert!(body.push_text("{\"n\":\"ab"));
+        let room = body.string_room().unwrap();
+        assert_eq!(room, MAX_VALUE_CHARS - 2);
+        assert!(body.clone().push_str(&"x".repeat(room)));
+        assert!(!body.clone().push_str(&"x".repeat(room + 1)));
+        assert!(body.push_text("\\"));
+        assert_eq!(body.string_room(), None, "inside an escape");
     }
 
     #[test]

@@ -76,6 +76,10 @@ pub struct Predictor<B: Backend> {
     tokenizer: Tokenizer,
     /// The text of each token id, and whether it is a special token.
     token_text: Vec<(String, bool)>,
+    /// Per token: its length in characters if it is plain text inside a JSON string
+    /// (no quote, backslash or control character, not special) - the common case,
+    /// which the grammar admits by length alone.
+    plain_len: Vec<Option<usize>>,
     stop: u32,
     /// Ids of the special tokens, by text.
     special: IndexMap<String, u32>,
@@ -147,6 +151,17 @@ impl<B: Backend> Predictor<B> {
             model,
             config,
             tokenizer,
+            plain_len: token_text
+                .iter()
+                .map(|(text, special)| {
+                    let plain = !special
+                        && !text.is_empty()
+                        && !text
+                            .chars()
+                            .any(|c| c == '"' || c == '\\' || c.is_control());
+                    plain.then(|| text.chars().count())
+                })
+                .collect(),
             token_text,
             stop,
             special,
@@ -480,10 +495,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
         if body.wants_section() {
             return Allowed::Only(body.sections().iter().map(|s| p.special[*s]).collect());
         }
+        let room = body.string_room();
         let mut allowed: Vec<u32> = (0..p.token_text.len() as u32)
             .filter(|&id| {
                 let (piece, is_special) = &p.token_text[id as usize];
-                !is_special && body.clone().push_str(piece)
+                match (room, p.plain_len[id as usize]) {
+                    (Some(room), Some(len)) => len <= room,
+                    _ => !is_special && body.clone().push_str(piece),
+                }
             })
             .collect();
         if body.can_end() {
