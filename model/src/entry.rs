@@ -55,6 +55,29 @@ pub fn entry_state(source: &str, call: Option<&str>) -> Result<State, String> {
     ))
 }
 
+/// The parameter names of the function whose `def` is on `line` (1-based), in order
+/// (`*args` and `**kwargs` by their names), if that line starts a `def`.
+pub fn parameter_names(source: &str, line: u32) -> Option<Vec<String>> {
+    let lines: Vec<&str> = source.lines().collect();
+    let index = (line as usize).checked_sub(1)?;
+    let text = lines.get(index)?;
+    let indent = text.len() - text.trim_start().len();
+    let rest = text.trim_start();
+    let rest = rest.strip_prefix("async ").unwrap_or(rest);
+    let after_def = rest.strip_prefix("def ")?;
+    let open = after_def.find('(')?;
+    let start = indent + (text.trim_start().len() - rest.len()) + 4 + open + 1;
+    let signature = signature_text(&lines[index..], start)?;
+    Some(
+        split_top(&signature)
+            .iter()
+            .map(|p| p.split([':', '=']).next().unwrap_or("").trim())
+            .map(|p| p.trim_start_matches('*').to_string())
+            .filter(|p| !p.is_empty() && p != "/")
+            .collect(),
+    )
+}
+
 fn state(
     event: Event,
     line: usize,
@@ -496,6 +519,25 @@ mod tests {
         }
         assert!(literal_repr("x + 1").is_err());
         assert!(literal_repr("f(2)").is_err());
+    }
+
+    #[test]
+    fn parameter_names_come_from_the_def_line() {
+        let source =
+            "x = 1\n    async def f(a, b: int = 2, *args,\n        c=(1, 2), **kw) -> int:\n";
+        assert_eq!(
+            parameter_names(source, 2).unwrap(),
+            vec!["a", "b", "args", "c", "kw"]
+        );
+        assert_eq!(parameter_names(source, 1), None);
+        assert_eq!(
+            parameter_names("def g():\n", 1).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            parameter_names("def h(a, /, b, *, c):\n", 1).unwrap(),
+            vec!["a", "b", "c"]
+        );
     }
 
     #[test]

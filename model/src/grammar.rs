@@ -24,6 +24,9 @@ pub struct BodySpec {
     pub diff: bool,
     /// Whether the state has a value (returns and exceptions).
     pub valued: bool,
+    /// Names the locals must begin with, in any order (a frame's parameters, which
+    /// come first in its locals).
+    pub required: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,17 +163,23 @@ impl<'a> Body<'a> {
 
     /// The section tokens that may come now.
     pub fn sections(&self) -> Vec<&'static str> {
+        let valued = self.spec.valued && self.part != Part::ExitMessage;
+        let value_pending = valued && self.next_section < 2;
         (self.next_section..3)
-            .filter(|&i| i != 1 || (self.spec.valued && self.part != Part::ExitMessage))
+            .filter(|&i| match i {
+                1 => valued,
+                2 => !value_pending,
+                _ => true,
+            })
             .map(|i| SECTIONS[i])
             .collect()
     }
 
     /// Whether the outcome may end here (a return or exception state has its value).
     pub fn can_end(&self) -> bool {
-        let value_missing =
+        let value_pending =
             self.spec.valued && self.part != Part::ExitMessage && self.next_section < 2;
-        self.mode == Mode::PartDone && !value_missing
+        self.mode == Mode::PartDone && !value_pending
     }
 
     /// Inside an ordinary JSON string (not an escape, not the `..` marker): how many
@@ -198,9 +207,27 @@ impl<'a> Body<'a> {
         }
     }
 
+    /// Required names not written yet (in the locals only).
+    fn missing(&self) -> impl Iterator<Item = &String> {
+        let required = match self.part {
+            Part::Locals => self.spec.required.as_slice(),
+            _ => &[],
+        };
+        required.iter().filter(|r| !self.used_keys.contains(r))
+    }
+
     fn key_allowed(&self, prefix: &str, whole: bool) -> bool {
         if self.used_keys.iter().any(|k| k == prefix) && whole {
             return false;
+        }
+        if self.missing().next().is_some() {
+            return self.missing().any(|r| {
+                if whole {
+                    r == prefix
+                } else {
+                    r.starts_with(prefix)
+                }
+            });
         }
         if self.spec.diff
             && (if whole {
@@ -234,7 +261,7 @@ impl<'a> Body<'a> {
         let mode = std::mem::replace(&mut self.mode, Mode::PartDone);
         let next = match mode {
             Mode::ObjectOpen => (c == '{').then_some(Mode::FirstKey),
-            Mode::FirstKey if c == '}' => Some(Mode::PartDone),
+            Mode::FirstKey if c == '}' && self.missing().next().is_none() => Some(Mode::PartDone),
             Mode::FirstKey | Mode::NextKey => (c == '"').then(|| Mode::Key(String::new())),
             Mode::Key(mut key) => {
                 if c == '"' {
@@ -263,7 +290,7 @@ impl<'a> Body<'a> {
                 rest_marker,
             } => self.string_char(c, chars, escape, rest_marker),
             Mode::AfterEntry { was_rest } => match c {
-                '}' => Some(Mode::PartDone),
+                '}' if self.missing().next().is_none() => Some(Mode::PartDone),
                 ',' if !was_rest => Some(Mode::NextKey),
                 _ => None,
             },
@@ -545,6 +572,7 @@ mod tests {
             global_names: vec!["LIMIT".into()],
             diff,
             valued,
+            required: Vec::new(),
         }
     }
 
@@ -586,6 +614,18 @@ mod tests {
     }
 
     #[test]
+    fn parameters_come_first_and_all_of_them() {
+        let s = BodySpec {
+            required: vec!["x".into(), "n".into()],
+            ..spec(false, false)
+        };
+        assert!(!accepts(&s, r#"{"total""#), "a parameter first");
+        assert!(!accepts(&s, r#"{}"#));
+        assert!(!accepts(&s, r#"{"x":"1"}"#), "n is missing");
+        assert!(accepts(&s, r#"{"n":"1","x":"2","total":"3"}"#));
+    }
+
+    #[test]
     fn sections_come_once_in_order_and_value_only_when_valued() {
         assert!(!accepts(&spec(false, false), "{}\n<|value|>"));
         assert!(!accepts(
@@ -599,6 +639,10 @@ mod tests {
         let mut body = Body::state(&valued);
         assert!(body.push_text("{}\n<|globals|>{}"));
         assert!(!body.can_end(), "a return state needs its value");
+        assert!(
+            !body.clone().push_text("\n<|stdout|>"),
+            "no skipping the value"
+        );
         assert!(body.push_text("\n<|value|>\"1\""));
         assert!(body.can_end());
     }

@@ -94,6 +94,8 @@ struct ProgramText {
     /// The frame each line runs in; the names the program could bind.
     layout: Layout,
     identifiers: Vec<String>,
+    /// The parameters of the frame whose `call` stands on each line.
+    parameters: std::collections::BTreeMap<u32, Vec<String>>,
 }
 
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
@@ -192,12 +194,14 @@ impl<B: Backend> Predictor<B> {
         let mut cache = KvCache::new();
         self.model.extend(&prompt, &mut cache)?;
         let lines: Vec<String> = source.lines().map(|l| l.trim_end().to_string()).collect();
+        let layout = Layout::of(source);
         Ok(ProgramContext {
             prefix_len: cache.len(),
             cache,
             text: ProgramText {
                 lines,
-                layout: Layout::of(source),
+                parameters: parameters(source, &layout),
+                layout,
                 identifiers: grammar::identifiers(source).into_iter().collect(),
             },
             tail: None,
@@ -398,6 +402,24 @@ impl<B: Backend> Predictor<B> {
     }
 }
 
+/// The parameters of each function whose `call` event may stand on a line (a `def`
+/// line, or the first decorator above one).
+fn parameters(source: &str, layout: &Layout) -> std::collections::BTreeMap<u32, Vec<String>> {
+    let lines: Vec<&str> = source.lines().collect();
+    layout
+        .calls
+        .keys()
+        .filter_map(|&line| {
+            let def = (line..line + 20).find(|&l| {
+                lines
+                    .get(l as usize - 1)
+                    .is_some_and(|t| !t.trim_start().starts_with('@'))
+            })?;
+            Some((line, crate::entry::parameter_names(source, def)?))
+        })
+        .collect()
+}
+
 /// What the trace language lets come next, token by token.
 struct Grammar<'a, B: Backend> {
     predictor: &'a Predictor<B>,
@@ -408,6 +430,7 @@ struct Grammar<'a, B: Backend> {
     lines: &'a [String],
     layout: &'a Layout,
     identifiers: &'a [String],
+    parameters: &'a std::collections::BTreeMap<u32, Vec<String>>,
 }
 
 impl<'a, B: Backend> Grammar<'a, B> {
@@ -425,6 +448,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             lines: &program.lines,
             layout: &program.layout,
             identifiers: &program.identifiers,
+            parameters: &program.parameters,
         }
     }
 
@@ -531,11 +555,22 @@ impl<'a, B: Backend> Grammar<'a, B> {
             names.dedup();
             names
         };
+        // A frame's locals begin with its parameters (a class body or the module
+        // has none to require).
+        let line = fields.first().and_then(|f| f.parse::<u32>().ok());
+        let defined_here = |line: &u32| self.layout.calls.get(line).is_some_and(|f| f == function);
+        let required = match line {
+            Some(line) if event == "<|call|>" && !diff && defined_here(&line) => {
+                self.parameters.get(&line).cloned().unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         BodySpec {
             local_names: names(&self.prev.locals),
             global_names: names(&self.prev.globals),
             diff,
             valued: event == "<|return|>" || event == "<|exception|>",
+            required,
         }
     }
 
