@@ -552,6 +552,7 @@ mod tests {
             path: "p.py".into(),
             source: source.into(),
             call: None,
+            ..Program::default()
         };
         let tree = StateTree::new(states, Exit::Normal, "2\n".into());
         let trace = Trace {
@@ -734,6 +735,7 @@ mod tests {
             path: "p.py".into(),
             source: "x = 0\nx += 1\nx += 1\nx += 1\n".into(),
             call: None,
+            ..Program::default()
         };
         let mut d = Debugger::new(Arc::new(Guessing), program, "p.py".into()).unwrap();
         assert_eq!(

@@ -624,6 +624,7 @@ mod tests {
             path: "p.py".into(),
             source: String::new(),
             call: None,
+            ..Program::default()
         };
         let trace = Trace {
             program: program.clone(),
@@ -759,6 +760,7 @@ mod tests {
                 path: "p.py".into(),
                 source: String::new(),
                 call: None,
+                ..Program::default()
             };
             Session::new(Arc::new(engine), program).unwrap()
         }

@@ -27,6 +27,8 @@ import types
 ARGS = json.loads(sys.argv[1])
 PATH = ARGS["path"]
 CALL = ARGS.get("call")
+PROGRAM_ARGS = ARGS.get("args") or []
+CWD = ARGS.get("cwd")
 MAX_EVENTS = ARGS["max_events"]
 MAX_SECONDS = ARGS["max_seconds"]
 MAX_STDOUT = ARGS["max_stdout"]
@@ -339,6 +341,12 @@ def run():
     module.__builtins__ = __builtins__
     sys.modules["__main__"] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(PATH)))
+    sys.argv = [PATH] + list(PROGRAM_ARGS)
+    if CWD:
+        try:
+            os.chdir(CWD)
+        except OSError as error:
+            return fatal(type(error).__name__, "cannot run in %s: %s" % (CWD, error.strerror))
     outcome = {}
 
     def body():

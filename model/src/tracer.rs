@@ -38,7 +38,7 @@ impl Default for Limits {
 }
 
 /// What to run: a script, or a call of a function it defines.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Program {
     pub path: PathBuf,
     /// The program's text (checked to be UTF-8).
@@ -46,6 +46,10 @@ pub struct Program {
     /// A call expression such as `f([1, 2])`: the module's definitions run untraced,
     /// then this call is traced (its frame is the root).
     pub call: Option<String>,
+    /// Command-line arguments under real Python (`sys.argv[1:]`).
+    pub args: Vec<String>,
+    /// The working directory under real Python (`None`: the debugger's own).
+    pub cwd: Option<PathBuf>,
 }
 
 impl Program {
@@ -63,6 +67,7 @@ impl Program {
             path: path.to_path_buf(),
             source,
             call,
+            ..Program::default()
         })
     }
 
@@ -151,6 +156,8 @@ pub fn trace(program: &Program, limits: &Limits) -> Result<Trace, TraceError> {
     let args = serde_json::json!({
         "path": program.path.to_string_lossy(),
         "call": program.call,
+        "args": program.args,
+        "cwd": program.cwd.as_ref().map(|c| c.to_string_lossy()),
         "max_events": limits.max_events,
         "max_seconds": limits.max_seconds,
         "max_stdout": limits.max_stdout,

@@ -898,6 +898,34 @@ fn whole_episodes_render_with_their_targets() {
 }
 
 #[test]
+fn a_program_gets_its_arguments_and_working_directory() {
+    let dir = std::env::temp_dir().join(format!("neural-args-{}", std::process::id()));
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("data.txt"), "from cwd").unwrap();
+    let path = dir.join("prog.py");
+    std::fs::write(
+        &path,
+        "import sys\nprint(sys.argv[1:])\nprint(open('data.txt').read())\n",
+    )
+    .unwrap();
+    let mut program = Program::load(&path, None).unwrap();
+    program.args = vec!["-v".into(), "two words".into()];
+    program.cwd = Some(work.clone());
+    let run = trace(&program, &Limits::default()).unwrap();
+    let printed = match run.tree.outcome(0, &Action::Continue) {
+        Outcome::Exit { stdout, .. } => stdout,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(printed, "['-v', 'two words']\nfrom cwd\n");
+
+    program.cwd = Some(dir.join("missing"));
+    let error = trace(&program, &Limits::default()).unwrap_err().to_string();
+    assert!(error.contains("cannot run in"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn programs_that_cannot_run_fail_clearly() {
     use neural_model::TraceError;
     let limits = Limits::default();

@@ -92,13 +92,15 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
             "verify applies to the neural engine only; the trace engine is exact\n",
         );
     }
-    if !args.args.is_empty() {
+    if !args.args.is_empty() && config.kind == EngineKind::Neural {
         conn.out.output(
             "console",
-            "program args are ignored: the tracer runs programs without command-line arguments\n",
+            "program args reach real Python only (verify); the model does not read sys.argv\n",
         );
     }
-    let program = Program::load(&program_path, args.call.clone()).map_err(|e| e.to_string())?;
+    let mut program = Program::load(&program_path, args.call.clone()).map_err(|e| e.to_string())?;
+    program.args = args.args.clone();
+    program.cwd = args.cwd.as_ref().map(PathBuf::from);
 
     let progress_id = format!("launch-{}", request.seq);
     if conn.client_progress {

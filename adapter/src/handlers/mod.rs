@@ -298,6 +298,7 @@ mod tests {
             path: "p.py".into(),
             source: String::new(),
             call: None,
+            ..Program::default()
         };
         let mut session = Session::new(Arc::new(Disagreeing), program).unwrap();
         let moved = session.step(crate::session::Step::Over).unwrap();
@@ -326,6 +327,7 @@ mod tests {
             path: "p.py".into(),
             source: String::new(),
             call: None,
+            ..Program::default()
         };
         let session = Session::new(engine, program).unwrap();
         conn.session = Some(Arc::new(Mutex::new(session)));

@@ -503,6 +503,7 @@ fn run_job(
         path: path.to_path_buf(),
         source: job.source.clone(),
         call: (!job.call.is_empty()).then(|| job.call.clone()),
+        ..Program::default()
     };
     let traced = trace(&program, limits);
     let _ = std::fs::remove_file(path);
