@@ -41,6 +41,10 @@ pub struct CliArgs {
     /// Run these `;`-separated commands without a prompt, then exit, e.g. "b 5; c; p x".
     #[arg(long)]
     pub script: Option<String>,
+    /// Arguments for the program (`sys.argv[1:]`) under real Python (trace engine,
+    /// --verify), after `--`: `neural-dap cli prog.py -- -v input.txt`.
+    #[arg(last = true)]
+    pub args: Vec<String>,
 }
 
 /// Run the terminal debugger on stdin/stdout; the process's exit code.
@@ -61,7 +65,8 @@ pub fn main(args: CliArgs) -> std::process::ExitCode {
 /// Start the program and run the commands (the script's, else `input`'s lines until
 /// `q` or end of input). `Err` only when the program could not be started.
 pub fn run(args: &CliArgs, input: impl BufRead, out: &mut impl Write) -> Result<(), String> {
-    let program = Program::load(&args.program, args.call.clone()).map_err(|e| e.to_string())?;
+    let mut program = Program::load(&args.program, args.call.clone()).map_err(|e| e.to_string())?;
+    program.args = args.args.clone();
     if args.verify && args.engine == EngineKind::Trace {
         eprintln!(
             "neural-dap cli: --verify applies to the neural engine only; the trace engine is exact"

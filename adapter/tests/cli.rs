@@ -300,3 +300,24 @@ fn the_dap_server_is_still_the_default() {
     assert!(text.starts_with("Content-Length: "), "{text}");
     assert!(text.contains("\"supportsStepBack\":true"), "{text}");
 }
+
+#[test]
+fn program_arguments_follow_a_double_dash() {
+    let dir = std::env::temp_dir().join(format!("neural-cli-args-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("argv.py");
+    std::fs::write(&program, "import sys\nprint(sys.argv[1:])\n").unwrap();
+    let output = cli(&[
+        program.to_str().unwrap(),
+        "--engine",
+        "trace",
+        "--script",
+        "c",
+        "--",
+        "-v",
+        "two words",
+    ]);
+    let transcript = String::from_utf8_lossy(&output.stdout);
+    assert!(transcript.contains("['-v', 'two words']"), "{transcript}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
