@@ -381,7 +381,16 @@ impl<'a> Body<'a> {
     }
 }
 
-/// Every identifier in `source` (a superset of the names a run can bind).
+/// Python's keywords: never a variable's name.
+const KEYWORDS: [&str; 35] = [
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// Every identifier in `source` but the keywords (a superset of the names a run can
+/// bind).
 pub fn identifiers(source: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let mut current = String::new();
@@ -389,7 +398,8 @@ pub fn identifiers(source: &str) -> BTreeSet<String> {
         if c.is_alphanumeric() || c == '_' {
             current.push(c);
         } else {
-            if current.chars().next().is_some_and(|f| !f.is_ascii_digit()) {
+            let keyword = KEYWORDS.contains(&current.as_str());
+            if !keyword && current.chars().next().is_some_and(|f| !f.is_ascii_digit()) {
                 names.insert(std::mem::take(&mut current));
             }
             current.clear();
@@ -410,6 +420,9 @@ pub struct Layout {
     pub calls: std::collections::BTreeMap<u32, String>,
     /// A class body's frame starts with a `line` event on the `class` line itself.
     pub classes: std::collections::BTreeMap<u32, String>,
+    /// Generators and coroutines: their frames resume with a `call` event on the line
+    /// where they paused.
+    pub resumable: BTreeSet<String>,
 }
 
 impl Layout {
@@ -455,11 +468,45 @@ impl Layout {
                     .map_or_else(|| "<module>".to_string(), |(_, n)| n.clone()),
             );
         }
+        let mut resumable = BTreeSet::new();
+        for (text, frame) in lines.iter().zip(&scope) {
+            let words = text.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+            if words.into_iter().any(|w| w == "yield" || w == "await") {
+                resumable.insert(frame.clone());
+            }
+        }
         Layout {
             scope,
             calls,
             classes,
+            resumable,
         }
+    }
+
+    /// The names each frame's lines mention (by function name; functions of the same
+    /// name share a set): a superset of what its locals can hold. The module's frame
+    /// is left out (it holds every module-level name, also from star imports).
+    pub fn frame_names(&self, source: &str) -> std::collections::HashMap<String, Vec<String>> {
+        let mut names: std::collections::HashMap<String, BTreeSet<String>> = Default::default();
+        for (i, text) in source.lines().enumerate() {
+            let line = i as u32 + 1;
+            let frames = self
+                .calls
+                .get(&line)
+                .into_iter()
+                .chain(self.scope.get(i))
+                .filter(|f| f.as_str() != "<module>");
+            for frame in frames {
+                names
+                    .entry(frame.clone())
+                    .or_default()
+                    .extend(identifiers(text));
+            }
+        }
+        names
+            .into_iter()
+            .map(|(frame, set)| (frame, set.into_iter().collect()))
+            .collect()
     }
 
     /// The frames that can run `line` (1-based) for an event of this kind: for a
@@ -468,12 +515,19 @@ impl Layout {
     /// line, the class body). Empty where no such event can be.
     pub fn frames_of(&self, line: u32, call: bool) -> Vec<&str> {
         let mut frames = Vec::new();
+        let index = (line as usize).checked_sub(1);
         if call {
             frames.extend(self.calls.get(&line).map(String::as_str));
             if line == 1 {
                 frames.push("<module>");
             }
-        } else if let Some(index) = (line as usize).checked_sub(1) {
+            let paused_in = index.and_then(|i| self.scope.get(i));
+            frames.extend(
+                paused_in
+                    .filter(|f| self.resumable.contains(*f))
+                    .map(String::as_str),
+            );
+        } else if let Some(index) = index {
             frames.extend(self.scope.get(index).map(String::as_str));
             frames.extend(self.classes.get(&line).map(String::as_str));
         }
@@ -685,7 +739,7 @@ mod tests {
 
     #[test]
     fn identifiers_skip_numbers() {
-        let names = identifiers("x1 = 2 * y_ + 3.5e2");
+        let names = identifiers("x1 = 2 * y_ + 3.5e2 if True else None");
         assert_eq!(
             names.into_iter().collect::<Vec<_>>(),
             vec!["x1".to_string(), "y_".to_string()]
@@ -724,5 +778,7 @@ mod tests {
         assert_eq!(calls, vec![(3, "a"), (4, "a"), (12, "B"), (13, "m")]);
         assert!(layout.frames_of(5, true).is_empty());
         assert_eq!(layout.frames_of(1, true), vec!["<module>"]);
+        let generator = Layout::of("def g(n):\n    for i in range(n):\n        yield i\n");
+        assert_eq!(generator.frames_of(3, true), vec!["g"], "a generator resumes where it paused");
     }
 }

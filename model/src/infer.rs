@@ -96,6 +96,8 @@ struct ProgramText {
     identifiers: Vec<String>,
     /// The parameters of the frame whose `call` stands on each line.
     parameters: std::collections::BTreeMap<u32, Vec<String>>,
+    /// The names each function's lines mention (sorted).
+    frame_names: std::collections::HashMap<String, Vec<String>>,
 }
 
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
@@ -201,6 +203,7 @@ impl<B: Backend> Predictor<B> {
             text: ProgramText {
                 lines,
                 parameters: parameters(source, &layout),
+                frame_names: layout.frame_names(source),
                 layout,
                 identifiers: grammar::identifiers(source).into_iter().collect(),
             },
@@ -431,6 +434,7 @@ struct Grammar<'a, B: Backend> {
     layout: &'a Layout,
     identifiers: &'a [String],
     parameters: &'a std::collections::BTreeMap<u32, Vec<String>>,
+    frame_names: &'a std::collections::HashMap<String, Vec<String>>,
 }
 
 impl<'a, B: Backend> Grammar<'a, B> {
@@ -449,6 +453,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             layout: &program.layout,
             identifiers: &program.identifiers,
             parameters: &program.parameters,
+            frame_names: &program.frame_names,
         }
     }
 
@@ -548,12 +553,27 @@ impl<'a, B: Backend> Grammar<'a, B> {
             && event != "<|call|>"
             && function == self.prev.function
             && depth == Some(self.prev.depth);
-        let names = |current: &crate::state::Vars| {
-            let mut names: Vec<String> = self.identifiers.to_vec();
+        let names = |known: &[String], current: &crate::state::Vars| {
+            let mut names: Vec<String> = known.to_vec();
             names.extend(current.keys().cloned());
             names.sort();
             names.dedup();
             names
+        };
+        // A function's locals are names its lines mention (and, in the same function,
+        // what it holds now).
+        let same_function = function == self.prev.function;
+        let no_vars = crate::state::Vars::new();
+        let local_names = match self.frame_names.get(function) {
+            Some(known) => names(
+                known,
+                if same_function {
+                    &self.prev.locals
+                } else {
+                    &no_vars
+                },
+            ),
+            None => names(self.identifiers, &self.prev.locals),
         };
         // A frame's locals begin with its parameters (a class body or the module
         // has none to require).
@@ -566,8 +586,8 @@ impl<'a, B: Backend> Grammar<'a, B> {
             _ => Vec::new(),
         };
         BodySpec {
-            local_names: names(&self.prev.locals),
-            global_names: names(&self.prev.globals),
+            local_names,
+            global_names: names(self.identifiers, &self.prev.globals),
             diff,
             valued: event == "<|return|>" || event == "<|exception|>",
             required,
@@ -640,7 +660,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             // The module's frame starts on line 1, whatever is written there.
             (is_call && n == 1 && text.is_some())
                 || text.is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-                    && (!is_call || self.layout.calls.contains_key(&(n as u32)))
+                    && (!is_call || !self.layout.frames_of(n as u32, true).is_empty())
         };
         // The frames the step can reach, and the one each line runs in (the function,
         // class body or module it belongs to).
