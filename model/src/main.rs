@@ -69,7 +69,7 @@ enum Command {
         /// Checkpoint directory (default: the shipped model).
         #[arg(long)]
         model: Option<PathBuf>,
-        /// Most predictions to make.
+        /// Most predictions to make (from episodes spread evenly over the split).
         #[arg(long, default_value_t = 400)]
         limit: usize,
         /// Only episodes of this origin (generated, thealgorithms, exercism, ...).
@@ -279,6 +279,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     ));
                 }
             }
+            // Spread the predictions over the whole split: every k-th episode.
+            let steps: usize = episodes.iter().map(|e| e.steps.len()).sum();
+            let stride = steps.div_ceil(limit.max(1)).max(1);
+            let episodes: Vec<_> = episodes.into_iter().step_by(stride).collect();
             let predictor = load_predictor(model)?;
             if check_grammar {
                 let (checked, refused) =
