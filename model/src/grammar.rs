@@ -779,6 +779,10 @@ mod tests {
         assert!(layout.frames_of(5, true).is_empty());
         assert_eq!(layout.frames_of(1, true), vec!["<module>"]);
         let generator = Layout::of("def g(n):\n    for i in range(n):\n        yield i\n");
-        assert_eq!(generator.frames_of(3, true), vec!["g"], "a generator resumes where it paused");
+        assert_eq!(
+            generator.frames_of(3, true),
+            vec!["g"],
+            "a generator resumes where it paused"
+        );
     }
 }
