@@ -27,6 +27,9 @@ pub struct BodySpec {
     /// Names the locals must begin with, in any order (a frame's parameters, which
     /// come first in its locals).
     pub required: Vec<String>,
+    /// The locals are exactly the required names (a call of a function that closes
+    /// over nothing).
+    pub exact: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,6 +219,11 @@ impl<'a> Body<'a> {
         required.iter().filter(|r| !self.used_keys.contains(r))
     }
 
+    /// Whether the locals hold all they may (an exact set, all written).
+    fn complete(&self) -> bool {
+        self.part == Part::Locals && self.spec.exact && self.missing().next().is_none()
+    }
+
     fn key_allowed(&self, prefix: &str, whole: bool) -> bool {
         if self.used_keys.iter().any(|k| k == prefix) && whole {
             return false;
@@ -262,6 +270,7 @@ impl<'a> Body<'a> {
         let next = match mode {
             Mode::ObjectOpen => (c == '{').then_some(Mode::FirstKey),
             Mode::FirstKey if c == '}' && self.missing().next().is_none() => Some(Mode::PartDone),
+            Mode::FirstKey if self.complete() => None,
             Mode::FirstKey | Mode::NextKey => (c == '"').then(|| Mode::Key(String::new())),
             Mode::Key(mut key) => {
                 if c == '"' {
@@ -291,7 +300,7 @@ impl<'a> Body<'a> {
             } => self.string_char(c, chars, escape, rest_marker),
             Mode::AfterEntry { was_rest } => match c {
                 '}' if self.missing().next().is_none() => Some(Mode::PartDone),
-                ',' if !was_rest => Some(Mode::NextKey),
+                ',' if !was_rest && !self.complete() => Some(Mode::NextKey),
                 _ => None,
             },
             Mode::ExitType(mut name) => {
@@ -627,6 +636,7 @@ mod tests {
             diff,
             valued,
             required: Vec::new(),
+            exact: false,
         }
     }
 
@@ -677,6 +687,19 @@ mod tests {
         assert!(!accepts(&s, r#"{}"#));
         assert!(!accepts(&s, r#"{"x":"1"}"#), "n is missing");
         assert!(accepts(&s, r#"{"n":"1","x":"2","total":"3"}"#));
+        let exact = BodySpec { exact: true, ..s };
+        assert!(
+            !accepts(&exact, r#"{"n":"1","x":"2","#),
+            "nothing but the parameters"
+        );
+        assert!(accepts(&exact, r#"{"n":"1","x":"2"}"#));
+        let nothing = BodySpec {
+            exact: true,
+            required: Vec::new(),
+            ..spec(false, false)
+        };
+        assert!(!accepts(&nothing, r#"{""#));
+        assert!(accepts(&nothing, r#"{}"#));
     }
 
     #[test]

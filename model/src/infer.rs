@@ -579,17 +579,25 @@ impl<'a, B: Backend> Grammar<'a, B> {
         // has none to require).
         let line = fields.first().and_then(|f| f.parse::<u32>().ok());
         let defined_here = |line: &u32| self.layout.calls.get(line).is_some_and(|f| f == function);
+        let fresh_call = event == "<|call|>" && !diff && line.as_ref().is_some_and(defined_here);
         let required = match line {
-            Some(line) if event == "<|call|>" && !diff && defined_here(&line) => {
-                self.parameters.get(&line).cloned().unwrap_or_default()
-            }
+            Some(line) if fresh_call => self.parameters.get(&line).cloned().unwrap_or_default(),
             _ => Vec::new(),
         };
+        // A function that closes over nothing (defined in the module or a class body)
+        // starts with its parameters alone.
+        let closes_over_nothing = line.is_some_and(|line| {
+            self.layout
+                .frames_of(line, false)
+                .iter()
+                .all(|f| *f == "<module>" || self.layout.classes.values().any(|c| c == f))
+        });
         BodySpec {
             local_names,
             global_names: names(self.identifiers, &self.prev.globals),
             diff,
             valued: event == "<|return|>" || event == "<|exception|>",
+            exact: fresh_call && closes_over_nothing,
             required,
         }
     }
