@@ -504,7 +504,11 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let mut parts = body.splitn(3, '\n');
         if let (Some(header), Some(_), Some(rest)) = (parts.next(), parts.next(), parts.next()) {
             let spec = self.body_spec(header, at_start);
-            return self.continue_body(Body::state(&spec), rest);
+            let allowed = self.continue_body(Body::state(&spec), rest);
+            return match self.returned_value(header, rest) {
+                Some(expected) => self.only_toward(allowed, rest, &expected),
+                None => allowed,
+            };
         }
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
@@ -538,6 +542,62 @@ impl<'a, B: Backend> Grammar<'a, B> {
             allowed.push(p.stop);
         }
         Allowed::Only(allowed)
+    }
+
+    /// The value a `return` state must carry when its line says it outright:
+    /// `return NAME` returns that local as the state shows it, `return LITERAL` the
+    /// literal's repr. As the JSON text written after `<|value|>`; `None` when the
+    /// line says nothing so plain or the value section has not begun.
+    fn returned_value(&self, header: &str, rest: &str) -> Option<String> {
+        if !header.starts_with("<|return|>") {
+            return None;
+        }
+        rest.rfind(language::VALUE)?;
+        let line: usize = header["<|return|>".len()..]
+            .split(' ')
+            .next()?
+            .parse()
+            .ok()?;
+        let code = self.lines.get(line.checked_sub(1)?)?.trim();
+        let code = code.split(" #").next().unwrap_or(code).trim_end();
+        let expr = code.strip_prefix("return ")?.trim();
+        let is_name = !expr.is_empty()
+            && !expr.starts_with(|c: char| c.is_ascii_digit())
+            && expr.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let value = if is_name && !["True", "False", "None"].contains(&expr) {
+            let written: IndexMap<String, String> =
+                serde_json::from_str(rest.lines().next()?).ok()?;
+            match written.get(expr) {
+                Some(value) => value.clone(),
+                None if written.contains_key(language::REST) => self.prev.locals.get(expr)?.clone(),
+                None => return None,
+            }
+        } else {
+            crate::entry::literal_repr(expr).ok()?
+        };
+        Some(serde_json::Value::from(value).to_string())
+    }
+
+    /// Of `allowed`, the tokens that keep the value section on its way to `expected`.
+    fn only_toward(&self, allowed: Allowed, rest: &str, expected: &str) -> Allowed {
+        let Some(at) = rest.rfind(language::VALUE) else {
+            return allowed;
+        };
+        let written = &rest[at + language::VALUE.len()..];
+        if written.contains("<|") || written.len() >= expected.len() {
+            return allowed; // past the value
+        }
+        match allowed {
+            Allowed::Only(ids) => Allowed::Only(
+                ids.into_iter()
+                    .filter(|&id| {
+                        let (piece, special) = &self.predictor.token_text[id as usize];
+                        !special && expected.starts_with(&format!("{written}{piece}"))
+                    })
+                    .collect(),
+            ),
+            Allowed::Any => Allowed::Any,
+        }
     }
 
     /// What the body of the state whose header is `header` may hold: the names the

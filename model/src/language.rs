@@ -51,7 +51,7 @@ pub const EXIT_ERROR: &str = "<|exit_error|>";
 pub const EXIT_NEVER: &str = "<|exit_never|>";
 
 /// The marker of a diff: `"..": ".."` stands for every name not written.
-const REST: &str = "..";
+pub const REST: &str = "..";
 
 /// Every special token of the language; each must be one token of the tokenizer.
 pub const SPECIAL_TOKENS: [&str; 24] = [

@@ -71,3 +71,36 @@ fn the_grammar_admits_every_true_outcome() {
         refused.join("\n")
     );
 }
+
+#[test]
+fn a_return_of_a_local_carries_that_locals_value() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let predictor = Predictor::<Cpu>::load(&root.join("weights/test"), &Default::default())
+        .expect("the test model ships with the repository");
+    let program = Program::load(
+        &root.join("tests/programs/loop_break_continue.py"),
+        Some("scan([1, -2, 3, 12, 4])".into()),
+    )
+    .unwrap();
+    let run = trace(&program, &Limits::default()).unwrap();
+    let context = predictor
+        .prepare(&program.source, program.call.as_deref())
+        .unwrap();
+    let states = run.tree.states();
+    // The step into `return total`'s return state, from the line before it.
+    let at = states
+        .iter()
+        .position(|s| s.event == neural_model::Event::Return && s.source.trim() == "return total")
+        .expect("the program returns total");
+    let (current, truth) = (&states[at - 1], run.tree.outcome(at - 1, &Action::StepInto));
+    predictor
+        .grammar_admits(&context, current, &Action::StepInto, &truth)
+        .unwrap();
+    let mut wrong = truth.clone();
+    if let neural_model::Outcome::State { state } = &mut wrong {
+        state.value = Some("12345".into());
+    }
+    assert!(predictor
+        .grammar_admits(&context, current, &Action::StepInto, &wrong)
+        .is_err());
+}
