@@ -149,10 +149,13 @@ impl<'a> Body<'a> {
         if self.mode != Mode::Section {
             return false;
         }
-        let Some(i) = self.sections().iter().position(|s| *s == token) else {
+        if !self.sections().contains(&token) {
             return false;
-        };
-        let index = self.next_section + i;
+        }
+        let index = SECTIONS
+            .iter()
+            .position(|s| *s == token)
+            .expect("a section token");
         self.next_section = index + 1;
         self.part = [Part::Globals, Part::Value, Part::Stdout][index];
         self.used_keys.clear();
@@ -219,9 +222,11 @@ impl<'a> Body<'a> {
         required.iter().filter(|r| !self.used_keys.contains(r))
     }
 
-    /// Whether the locals hold all they may (an exact set, all written).
-    fn complete(&self) -> bool {
-        self.part == Part::Locals && self.spec.exact && self.missing().next().is_none()
+    /// Whether one more name may be written in this object.
+    fn another_key(&self) -> bool {
+        let complete =
+            self.part == Part::Locals && self.spec.exact && self.missing().next().is_none();
+        !complete && self.key_allowed("", false)
     }
 
     fn key_allowed(&self, prefix: &str, whole: bool) -> bool {
@@ -270,8 +275,10 @@ impl<'a> Body<'a> {
         let next = match mode {
             Mode::ObjectOpen => (c == '{').then_some(Mode::FirstKey),
             Mode::FirstKey if c == '}' && self.missing().next().is_none() => Some(Mode::PartDone),
-            Mode::FirstKey if self.complete() => None,
-            Mode::FirstKey | Mode::NextKey => (c == '"').then(|| Mode::Key(String::new())),
+            // A key opens only if some name can still be written (no dead ends).
+            Mode::FirstKey | Mode::NextKey => {
+                (c == '"' && self.another_key()).then(|| Mode::Key(String::new()))
+            }
             Mode::Key(mut key) => {
                 if c == '"' {
                     self.key_allowed(&key, true).then(|| {
@@ -300,7 +307,7 @@ impl<'a> Body<'a> {
             } => self.string_char(c, chars, escape, rest_marker),
             Mode::AfterEntry { was_rest } => match c {
                 '}' if self.missing().next().is_none() => Some(Mode::PartDone),
-                ',' if !was_rest && !self.complete() => Some(Mode::NextKey),
+                ',' if !was_rest && self.another_key() => Some(Mode::NextKey),
                 _ => None,
             },
             Mode::ExitType(mut name) => {
@@ -492,27 +499,57 @@ impl Layout {
         }
     }
 
-    /// The names each frame's lines mention (by function name; functions of the same
-    /// name share a set): a superset of what its locals can hold. The module's frame
-    /// is left out (it holds every module-level name, also from star imports).
+    /// The names each function's frame can hold as locals (by function name; functions
+    /// of the same name share a set): what its lines bind (parameters, assignment, `for`
+    /// and `as` targets, imports, `:=`, `nonlocal`) and, for a nested function, what
+    /// its enclosing functions can hold (free variables). A superset, never a subset:
+    /// continuation lines of a statement count whole. The module's frame is left out
+    /// (it holds every module-level name, also from star imports).
     pub fn frame_names(&self, source: &str) -> std::collections::HashMap<String, Vec<String>> {
-        let mut names: std::collections::HashMap<String, BTreeSet<String>> = Default::default();
-        for (i, text) in source.lines().enumerate() {
+        let lines: Vec<&str> = source.lines().collect();
+        let starts = logical_starts(source, lines.len());
+        let mut bound: std::collections::HashMap<String, BTreeSet<String>> = Default::default();
+        let mut parents: Vec<(String, String)> = Vec::new();
+        for (i, text) in lines.iter().enumerate() {
             let line = i as u32 + 1;
-            let frames = self
-                .calls
-                .get(&line)
-                .into_iter()
-                .chain(self.scope.get(i))
-                .filter(|f| f.as_str() != "<module>");
-            for frame in frames {
-                names
-                    .entry(frame.clone())
-                    .or_default()
-                    .extend(identifiers(text));
+            if let Some(defined) = self.calls.get(&line) {
+                let code = text.trim_start();
+                if code.starts_with("def ") || code.starts_with("async def ") {
+                    let params = crate::entry::parameter_names(source, line).unwrap_or_default();
+                    bound.entry(defined.clone()).or_default().extend(params);
+                    parents.push((defined.clone(), self.scope[i].clone()));
+                }
+                // A def binds its name where it runs (a decorated one stays a local).
+                if self.scope[i] != "<module>" {
+                    bound
+                        .entry(self.scope[i].clone())
+                        .or_default()
+                        .insert(defined.clone());
+                }
+                continue;
+            }
+            let Some(frame) = self.scope.get(i).filter(|f| f.as_str() != "<module>") else {
+                continue;
+            };
+            let names = if starts[i] {
+                bound_by(text)
+            } else {
+                identifiers(text)
+            };
+            bound.entry(frame.clone()).or_default().extend(names);
+        }
+        // Free variables: what an enclosing function holds (classes do not enclose).
+        let classes: BTreeSet<&String> = self.classes.values().collect();
+        for _ in 0..8 {
+            for (child, parent) in &parents {
+                if parent == "<module>" || classes.contains(parent) || parent == child {
+                    continue;
+                }
+                let inherited = bound.get(parent).cloned().unwrap_or_default();
+                bound.entry(child.clone()).or_default().extend(inherited);
             }
         }
-        names
+        bound
             .into_iter()
             .map(|(frame, set)| (frame, set.into_iter().collect()))
             .collect()
@@ -542,6 +579,82 @@ impl Layout {
         }
         frames
     }
+}
+
+/// The names one logical line (its first physical line) may bind: assignment and
+/// augmented-assignment targets, `for` targets, `as` targets, imports, `:=` targets,
+/// `nonlocal` and `global` names, `case` patterns. Over-approximate on purpose.
+fn bound_by(text: &str) -> BTreeSet<String> {
+    let code = text.split(" #").next().unwrap_or(text).trim();
+    let mut names = BTreeSet::new();
+    let first = code
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next();
+    if matches!(
+        first,
+        Some("import" | "from" | "global" | "nonlocal" | "case" | "with" | "except")
+    ) {
+        names.extend(identifiers(code));
+    }
+    // `for` targets (loops and comprehensions), `as` targets, `:=` targets.
+    let words: Vec<&str> = code
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (k, word) in words.iter().enumerate() {
+        if *word == "for" {
+            let rest = &words[k + 1..];
+            let end = rest.iter().position(|w| *w == "in").unwrap_or(rest.len());
+            names.extend(rest[..end].iter().map(|w| w.to_string()));
+        }
+        if *word == "as" {
+            names.extend(words.get(k + 1).map(|w| w.to_string()));
+        }
+    }
+    for (at, _) in code.match_indices(":=") {
+        let before = code[..at].trim_end();
+        let name: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        names.insert(name);
+    }
+    // Assignment targets: everything before the last `=` outside brackets that is not
+    // part of a comparison (an augmented `+=` included).
+    let (mut depth, mut quote, mut last) = (0i32, None::<char>, None);
+    let bytes: Vec<char> = code.chars().collect();
+    for (k, &c) in bytes.iter().enumerate() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                '=' if depth == 0 => {
+                    let prev = k.checked_sub(1).map(|p| bytes[p]);
+                    let next = bytes.get(k + 1);
+                    let comparison = matches!(prev, Some('=' | '!' | '<' | '>' | ':'))
+                        && !matches!(prev, Some('<' | '>') if k >= 2 && bytes[k - 2] == prev.unwrap())
+                        || next == Some(&'=');
+                    if !comparison {
+                        last = Some(k);
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    if let Some(at) = last {
+        let target: String = bytes[..at].iter().collect();
+        names.extend(identifiers(&target));
+    }
+    names.retain(|n| !n.is_empty() && !KEYWORDS.contains(&n.as_str()));
+    names
 }
 
 fn block_name(text: &str) -> Option<String> {
@@ -700,6 +813,14 @@ mod tests {
         };
         assert!(!accepts(&nothing, r#"{""#));
         assert!(accepts(&nothing, r#"{}"#));
+        let few = BodySpec {
+            local_names: vec!["x".into()],
+            ..spec(false, false)
+        };
+        assert!(
+            !accepts(&few, r#"{"x":"1","#),
+            "no key can follow: no dead end"
+        );
     }
 
     #[test]
@@ -766,6 +887,36 @@ mod tests {
         assert_eq!(
             names.into_iter().collect::<Vec<_>>(),
             vec!["x1".to_string(), "y_".to_string()]
+        );
+    }
+
+    #[test]
+    fn bound_names_are_targets_not_reads() {
+        let names = |t: &str| bound_by(t).into_iter().collect::<Vec<_>>().join(" ");
+        assert_eq!(names("total = len(xs) + offset"), "total");
+        assert_eq!(names("a, (b, c) = f(x=1)"), "a b c");
+        assert_eq!(names("count += step"), "count");
+        assert_eq!(names("x <<= 2"), "x");
+        assert_eq!(names("if a == b and c <= d:"), "");
+        assert_eq!(names("for i, (k, v) in enumerate(d.items()):"), "i k v");
+        assert_eq!(names("ys = [w * 2 for w in xs if w != 0]"), "w ys");
+        assert_eq!(names("with open(p) as fh:"), "fh open p");
+        assert_eq!(names("if (n := len(s)) > 3:"), "n");
+        assert_eq!(names("print('x =', y)"), "");
+        assert_eq!(names("d[key] = value"), "d key");
+    }
+
+    #[test]
+    fn a_nested_function_can_hold_what_encloses_it() {
+        let source = "def outer(a):\n    b = a + 1\n    def inner(c):\n        return b + c + len(a)\n    return inner\nclass K:\n    z = 1\n    def m(self):\n        print(z)\n";
+        let names = Layout::of(source).frame_names(source);
+        assert_eq!(names["outer"], vec!["a", "b", "inner"]);
+        assert_eq!(names["inner"], vec!["a", "b", "c", "inner"]);
+        assert_eq!(names["K"], vec!["m", "z"]);
+        assert_eq!(
+            names["m"],
+            vec!["self"],
+            "a class body does not enclose its methods"
         );
     }
 
