@@ -303,8 +303,9 @@ impl Session {
             None => {
                 let hit = engine.predict(&here, &hit_action)?;
                 let stepping_out = actions.first() == Some(&Action::StepReturn);
+                let source = &self.program.source;
                 hit.outcome.state().is_some_and(|hit| {
-                    hit.depth > here.state.depth
+                    hit.depth > here.state.depth && may_call(source, here.state.line, &hit.function)
                         || stepping_out
                             && hit.depth == here.state.depth
                             && hit.function == here.state.function
@@ -583,6 +584,34 @@ impl Session {
     }
 }
 
+/// Whether the code on `line` can reach a frame of `function`: the function is named on
+/// the line, or in a function named there, and so on (a call graph read from the
+/// source: names, not types, so it errs towards yes).
+fn may_call(source: &str, line: u32, function: &str) -> bool {
+    use neural_model::grammar::{identifiers, Layout};
+    let layout = Layout::of(source);
+    let lines: Vec<&str> = source.lines().collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut frontier: Vec<String> = lines
+        .get((line as usize).wrapping_sub(1))
+        .map(|text| identifiers(text).into_iter().collect())
+        .unwrap_or_default();
+    while let Some(name) = frontier.pop() {
+        if name == function {
+            return true;
+        }
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        for (text, scope) in lines.iter().zip(&layout.scope) {
+            if *scope == name {
+                frontier.extend(identifiers(text));
+            }
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -758,7 +787,8 @@ mod tests {
             };
             let program = Program {
                 path: "p.py".into(),
-                source: String::new(),
+                // Line 2 calls f, whose body is line 3 when it runs deeper.
+                source: "x = 1\ny = f()\nz = 3\nw = 4\n".into(),
                 call: None,
                 ..Program::default()
             };
@@ -802,6 +832,10 @@ mod tests {
                     exit: Exit::Normal,
                     stdout: printed(5),
                 },
+                // Stepping over the call on the line before the deeper line skips it.
+                Action::StepOver if self.deeper == Some(line + 1) && line + 2 <= 4 => {
+                    self.at(line + 2, printed(line + 2))
+                }
                 _ if line == 4 => Outcome::Exit {
                     exit: Exit::Normal,
                     stdout: printed(5),
@@ -830,6 +864,14 @@ mod tests {
 
         let mut called = Markov::session_with_call(Some(3));
         called.set_breakpoints([3].into_iter().collect());
+        called.step(Step::Over).unwrap();
+        assert_eq!(
+            line(&called),
+            (Event::Line, 2),
+            "line 1 calls nothing: the deeper hit is not inside its step"
+        );
+        let mut called = Markov::session_with_call(Some(3));
+        called.set_breakpoints([3].into_iter().collect());
         called.step(Step::Into).unwrap();
         called.step(Step::Over).unwrap();
         assert_eq!(
@@ -838,6 +880,15 @@ mod tests {
             "line 3 runs inside line 2's call"
         );
         assert_eq!(called.current().state().depth, 1);
+    }
+
+    #[test]
+    fn a_line_may_call_what_it_names_and_what_those_call() {
+        let source = "def g(x):\n    return x\ndef f(x):\n    return g(x)\ny = f(1)\nz = 2\n";
+        assert!(may_call(source, 5, "f"));
+        assert!(may_call(source, 5, "g"), "through f");
+        assert!(!may_call(source, 6, "f"));
+        assert!(!may_call(source, 2, "f"));
     }
 
     fn printed(moved: Move) -> String {

@@ -95,8 +95,8 @@ pub fn differences(predicted: &Outcome, real: &Outcome) -> Vec<String> {
         (Some(p), Some(r)) => {
             if (p.event, p.line, &p.function, p.depth) != (r.event, r.line, &r.function, r.depth) {
                 notes.push(format!(
-                    "predicted a {} state at line {} in {}, Python has a {} state at line {} in {}",
-                    p.event, p.line, p.function, r.event, r.line, r.function
+                    "predicted a {} state at line {} in {} (depth {}), Python has a {} state at line {} in {} (depth {})",
+                    p.event, p.line, p.function, p.depth, r.event, r.line, r.function, r.depth
                 ));
             }
             for (name, value) in &r.locals {
