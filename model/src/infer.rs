@@ -426,15 +426,14 @@ fn parameters(source: &str, layout: &Layout) -> std::collections::BTreeMap<u32, 
 /// What the trace language lets come next, token by token.
 struct Grammar<'a, B: Backend> {
     predictor: &'a Predictor<B>,
+    program: &'a ProgramText,
     prev: &'a State,
     action: &'a Action,
     /// A breakpoint action lands on a `line` state on one of these lines (or ends).
     breakpoints: Option<&'a std::collections::BTreeSet<u32>>,
-    lines: &'a [String],
-    layout: &'a Layout,
-    identifiers: &'a [String],
-    parameters: &'a std::collections::BTreeMap<u32, Vec<String>>,
-    frame_names: &'a std::collections::HashMap<String, Vec<String>>,
+    /// The body's spec, worked out once: a prediction's header never changes after
+    /// its body has begun.
+    spec: std::cell::OnceCell<BodySpec>,
 }
 
 impl<'a, B: Backend> Grammar<'a, B> {
@@ -446,14 +445,11 @@ impl<'a, B: Backend> Grammar<'a, B> {
     ) -> Self {
         Grammar {
             predictor,
+            program,
             prev,
             action,
             breakpoints: action.breakpoint_lines(),
-            lines: &program.lines,
-            layout: &program.layout,
-            identifiers: &program.identifiers,
-            parameters: &program.parameters,
-            frame_names: &program.frame_names,
+            spec: std::cell::OnceCell::new(),
         }
     }
 
@@ -503,17 +499,20 @@ impl<'a, B: Backend> Grammar<'a, B> {
         // A state: `EVENT LINE DEPTH FUNCTION`, the line's text, then its body.
         let mut parts = body.splitn(3, '\n');
         if let (Some(header), Some(_), Some(rest)) = (parts.next(), parts.next(), parts.next()) {
-            let spec = self.body_spec(header, at_start);
-            let allowed = self.continue_body(Body::state(&spec), rest);
+            let spec = self.spec.get_or_init(|| self.body_spec(header, at_start));
+            let allowed = self.continue_body(Body::state(spec), rest);
             return match self.returned_value(header, rest) {
                 Some(expected) => self.only_toward(allowed, rest, &expected),
                 None => allowed,
             };
         }
+        // The frames the step can reach depend on the event alone: once per token.
+        let event = body.find("|>").map(|split| &body[..split + 2]);
+        let frames = event.filter(|_| !at_start).and_then(|e| self.frames(e));
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
                 let (piece, is_special) = &p.token_text[id as usize];
-                !is_special && self.header_ok(&text, piece)
+                !is_special && self.header_ok(&text, piece, frames.as_deref())
             })
             .collect();
         Allowed::Only(allowed)
@@ -558,7 +557,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             .next()?
             .parse()
             .ok()?;
-        let code = self.lines.get(line.checked_sub(1)?)?.trim();
+        let code = self.program.lines.get(line.checked_sub(1)?)?.trim();
         let code = code.split(" #").next().unwrap_or(code).trim_end();
         let expr = code.strip_prefix("return ")?.trim();
         let is_name = !expr.is_empty()
@@ -624,7 +623,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
         // what it holds now).
         let same_function = function == self.prev.function;
         let no_vars = crate::state::Vars::new();
-        let local_names = match self.frame_names.get(function) {
+        let local_names = match self.program.frame_names.get(function) {
             Some(known) => names(
                 known,
                 if same_function {
@@ -633,28 +632,39 @@ impl<'a, B: Backend> Grammar<'a, B> {
                     &no_vars
                 },
             ),
-            None => names(self.identifiers, &self.prev.locals),
+            None => names(&self.program.identifiers, &self.prev.locals),
         };
         // A frame's locals begin with its parameters (a class body or the module
         // has none to require).
         let line = fields.first().and_then(|f| f.parse::<u32>().ok());
-        let defined_here = |line: &u32| self.layout.calls.get(line).is_some_and(|f| f == function);
+        let defined_here = |line: &u32| {
+            self.program
+                .layout
+                .calls
+                .get(line)
+                .is_some_and(|f| f == function)
+        };
         let fresh_call = event == "<|call|>" && !diff && line.as_ref().is_some_and(defined_here);
         let required = match line {
-            Some(line) if fresh_call => self.parameters.get(&line).cloned().unwrap_or_default(),
+            Some(line) if fresh_call => self
+                .program
+                .parameters
+                .get(&line)
+                .cloned()
+                .unwrap_or_default(),
             _ => Vec::new(),
         };
         // A function that closes over nothing (defined in the module or a class body)
         // starts with its parameters alone.
-        let closes_over_nothing = line.is_some_and(|line| {
-            self.layout
-                .frames_of(line, false)
-                .iter()
-                .all(|f| *f == "<module>" || self.layout.classes.values().any(|c| c == f))
-        });
+        let closes_over_nothing =
+            line.is_some_and(|line| {
+                self.program.layout.frames_of(line, false).iter().all(|f| {
+                    *f == "<module>" || self.program.layout.classes.values().any(|c| c == f)
+                })
+            });
         BodySpec {
             local_names,
-            global_names: names(self.identifiers, &self.prev.globals),
+            global_names: names(&self.program.identifiers, &self.prev.globals),
             diff,
             valued: event == "<|return|>" || event == "<|exception|>",
             exact: fresh_call && closes_over_nothing,
@@ -705,7 +715,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
     /// A state's header is `LINE DEPTH FUNCTION` with a line of the program, a depth
     /// the action can reach and the function that line belongs to; the next line is
     /// that line's text, exactly.
-    fn header_ok(&self, text: &str, piece: &str) -> bool {
+    fn header_ok(&self, text: &str, piece: &str, frames: Option<&[(u32, Option<&str>)]>) -> bool {
         let at_start = text.starts_with(language::AT_START);
         let body = text.strip_prefix(language::AT_START).unwrap_or(text);
         let Some(split) = body.find("|>") else {
@@ -724,16 +734,15 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let hit = |n: usize| at_start || self.breakpoints.is_none_or(|b| b.contains(&(n as u32)));
         let is_call = event == "<|call|>";
         let code_line = |n: usize| {
-            let text = self.lines.get(n.wrapping_sub(1));
+            let text = self.program.lines.get(n.wrapping_sub(1));
             // The module's frame starts on line 1, whatever is written there.
             (is_call && n == 1 && text.is_some())
                 || text.is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-                    && (!is_call || !self.layout.frames_of(n as u32, true).is_empty())
+                    && (!is_call || !self.program.layout.frames_of(n as u32, true).is_empty())
         };
         // The frames the step can reach, and the one each line runs in (the function,
         // class body or module it belongs to).
-        let frames = if at_start { None } else { self.frames(event) };
-        let scope_of = |n: usize| self.layout.frames_of(n as u32, is_call);
+        let scope_of = |n: usize| self.program.layout.frames_of(n as u32, is_call);
         let reachable = |n: usize, depth: Option<u32>| {
             frames.as_ref().is_none_or(|fs| {
                 fs.iter().any(|(d, f)| {
@@ -748,7 +757,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
                     .parse::<usize>()
                     .is_ok_and(|n| code_line(n) && hit(n) && reachable(n, None))
             } else {
-                (1..=self.lines.len()).any(|n| {
+                (1..=self.program.lines.len()).any(|n| {
                     code_line(n)
                         && hit(n)
                         && reachable(n, None)
@@ -803,7 +812,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             return false;
         }
         let number: usize = fields[0].parse().unwrap_or(1);
-        let expected = format!("{}\n", self.lines[number - 1]);
+        let expected = format!("{}\n", self.program.lines[number - 1]);
         if rest.len() <= expected.len() {
             expected.starts_with(rest)
         } else {
