@@ -499,13 +499,35 @@ impl Layout {
         }
     }
 
+    /// The parameters of each function whose `call` event may stand on a line (a `def`
+    /// line, or the first decorator above one).
+    pub fn parameters(&self, source: &str) -> std::collections::BTreeMap<u32, Vec<String>> {
+        let lines: Vec<&str> = source.lines().collect();
+        self.calls
+            .keys()
+            .filter_map(|&line| {
+                let def = (line..line + 20).find(|&l| {
+                    lines
+                        .get(l as usize - 1)
+                        .is_some_and(|t| !t.trim_start().starts_with('@'))
+                })?;
+                Some((line, crate::entry::parameter_names(source, def)?))
+            })
+            .collect()
+    }
+
     /// The names each function's frame can hold as locals (by function name; functions
     /// of the same name share a set): what its lines bind (parameters, assignment, `for`
     /// and `as` targets, imports, `:=`, `nonlocal`) and, for a nested function, what
     /// its enclosing functions can hold (free variables). A superset, never a subset:
     /// continuation lines of a statement count whole. The module's frame is left out
     /// (it holds every module-level name, also from star imports).
-    pub fn frame_names(&self, source: &str) -> std::collections::HashMap<String, Vec<String>> {
+    /// `parameters` is [`Layout::parameters`] of the same source.
+    pub fn frame_names(
+        &self,
+        source: &str,
+        parameters: &std::collections::BTreeMap<u32, Vec<String>>,
+    ) -> std::collections::HashMap<String, Vec<String>> {
         let lines: Vec<&str> = source.lines().collect();
         let starts = logical_starts(source, lines.len());
         let mut bound: std::collections::HashMap<String, BTreeSet<String>> = Default::default();
@@ -515,7 +537,7 @@ impl Layout {
             if let Some(defined) = self.calls.get(&line) {
                 let code = text.trim_start();
                 if code.starts_with("def ") || code.starts_with("async def ") {
-                    let params = crate::entry::parameter_names(source, line).unwrap_or_default();
+                    let params = parameters.get(&line).cloned().unwrap_or_default();
                     bound.entry(defined.clone()).or_default().extend(params);
                     parents.push((defined.clone(), self.scope[i].clone()));
                 }
@@ -909,7 +931,8 @@ mod tests {
     #[test]
     fn a_nested_function_can_hold_what_encloses_it() {
         let source = "def outer(a):\n    b = a + 1\n    def inner(c):\n        return b + c + len(a)\n    return inner\nclass K:\n    z = 1\n    def m(self):\n        print(z)\n";
-        let names = Layout::of(source).frame_names(source);
+        let layout = Layout::of(source);
+        let names = layout.frame_names(source, &layout.parameters(source));
         assert_eq!(names["outer"], vec!["a", "b", "inner"]);
         assert_eq!(names["inner"], vec!["a", "b", "c", "inner"]);
         assert_eq!(names["K"], vec!["m", "z"]);

@@ -197,13 +197,14 @@ impl<B: Backend> Predictor<B> {
         self.model.extend(&prompt, &mut cache)?;
         let lines: Vec<String> = source.lines().map(|l| l.trim_end().to_string()).collect();
         let layout = Layout::of(source);
+        let parameters = layout.parameters(source);
         Ok(ProgramContext {
             prefix_len: cache.len(),
             cache,
             text: ProgramText {
                 lines,
-                parameters: parameters(source, &layout),
-                frame_names: layout.frame_names(source),
+                frame_names: layout.frame_names(source, &parameters),
+                parameters,
                 layout,
                 identifiers: grammar::identifiers(source).into_iter().collect(),
             },
@@ -403,24 +404,6 @@ impl<B: Backend> Predictor<B> {
             })
             .collect()
     }
-}
-
-/// The parameters of each function whose `call` event may stand on a line (a `def`
-/// line, or the first decorator above one).
-fn parameters(source: &str, layout: &Layout) -> std::collections::BTreeMap<u32, Vec<String>> {
-    let lines: Vec<&str> = source.lines().collect();
-    layout
-        .calls
-        .keys()
-        .filter_map(|&line| {
-            let def = (line..line + 20).find(|&l| {
-                lines
-                    .get(l as usize - 1)
-                    .is_some_and(|t| !t.trim_start().starts_with('@'))
-            })?;
-            Some((line, crate::entry::parameter_names(source, def)?))
-        })
-        .collect()
 }
 
 /// What the trace language lets come next, token by token.
