@@ -44,7 +44,12 @@ pub fn entry_state(source: &str, call: Option<&str>) -> Result<State, String> {
         .ok_or_else(|| format!("the program defines no top-level function {name}"))?;
     let signature = signature_text(&lines[def_line..], def.len())
         .ok_or("cannot read the def line's parameters")?;
-    let locals = bind(&signature, &call[open + 1..call.len() - 1])?;
+    let locals = bind(
+        &signature,
+        &call[open + 1..call.len() - 1],
+        None,
+        &literal_repr,
+    )?;
     Ok(state(
         Event::Call,
         def_line + 1,
@@ -58,6 +63,19 @@ pub fn entry_state(source: &str, call: Option<&str>) -> Result<State, String> {
 /// The parameter names of the function whose `def` is on `line` (1-based), in order
 /// (`*args` and `**kwargs` by their names), if that line starts a `def`.
 pub fn parameter_names(source: &str, line: u32) -> Option<Vec<String>> {
+    let signature = signature_at(source, line)?;
+    Some(
+        split_top(&signature)
+            .iter()
+            .map(|p| p.split([':', '=']).next().unwrap_or("").trim())
+            .map(|p| p.trim_start_matches('*').to_string())
+            .filter(|p| !p.is_empty() && p != "/")
+            .collect(),
+    )
+}
+
+/// The text between the parentheses of the `def` on `line` (1-based).
+fn signature_at(source: &str, line: u32) -> Option<String> {
     let lines: Vec<&str> = source.lines().collect();
     let index = (line as usize).checked_sub(1)?;
     let text = lines.get(index)?;
@@ -67,15 +85,31 @@ pub fn parameter_names(source: &str, line: u32) -> Option<Vec<String>> {
     let after_def = rest.strip_prefix("def ")?;
     let open = after_def.find('(')?;
     let start = indent + (text.trim_start().len() - rest.len()) + 4 + open + 1;
-    let signature = signature_text(&lines[index..], start)?;
-    Some(
-        split_top(&signature)
-            .iter()
-            .map(|p| p.split([':', '=']).next().unwrap_or("").trim())
-            .map(|p| p.trim_start_matches('*').to_string())
-            .filter(|p| !p.is_empty() && p != "/")
-            .collect(),
-    )
+    signature_text(&lines[index..], start)
+}
+
+/// The locals of a call of the function whose `def` is on `line`, from the call's
+/// argument text: each argument a literal or a name `value` knows the repr of; a
+/// method's receiver first. `None` where an argument is neither, or a default is not
+/// a literal that nothing can have changed since the definition (`def f(acc=[])`).
+pub fn bind_call(
+    source: &str,
+    line: u32,
+    receiver: Option<&str>,
+    args: &str,
+    value: &dyn Fn(&str) -> Option<String>,
+) -> Option<Vars> {
+    let signature = signature_at(source, line)?;
+    let mutable_default = split_top(&signature).iter().any(|param| {
+        param.split_once('=').is_some_and(|(_, default)| {
+            default.trim().starts_with(['[', '{']) || literal_repr(default.trim()).is_err()
+        })
+    });
+    if mutable_default {
+        return None;
+    }
+    let resolve = |arg: &str| literal_repr(arg).or_else(|e| value(arg.trim()).ok_or(e));
+    bind(&signature, args, receiver, &resolve).ok()
 }
 
 fn state(
@@ -164,14 +198,20 @@ fn split_top(text: &str) -> Vec<String> {
 }
 
 /// Bind call arguments to the parameters as Python does (positional, keyword,
-/// defaults, `*args`, `**kwargs`), giving each parameter's repr.
-fn bind(signature: &str, args: &str) -> Result<Vars, String> {
-    let mut positional = Vec::new();
+/// defaults, `*args`, `**kwargs`), giving each parameter's repr; a method's receiver
+/// (its repr) comes first.
+fn bind(
+    signature: &str,
+    args: &str,
+    receiver: Option<&str>,
+    value: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<Vars, String> {
+    let mut positional: Vec<String> = receiver.map(str::to_string).into_iter().collect();
     let mut keywords = Vec::new();
     for arg in split_top(args) {
         match keyword_split(&arg) {
-            Some((k, v)) => keywords.push((k.to_string(), literal_repr(v)?)),
-            None => positional.push(literal_repr(&arg)?),
+            Some((k, v)) => keywords.push((k.to_string(), value(v)?)),
+            None => positional.push(value(&arg)?),
         }
     }
     let mut locals = Vars::new();

@@ -30,6 +30,9 @@ pub struct BodySpec {
     /// The locals are exactly the required names (a call of a function that closes
     /// over nothing).
     pub exact: bool,
+    /// In a diff after one statement ran: the only names it can have changed
+    /// (sorted). `None`: unknown, any name.
+    pub changeable: Option<Vec<String>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,7 +212,11 @@ impl<'a> Body<'a> {
     fn names(&self) -> &[String] {
         match self.part {
             Part::Globals => &self.spec.global_names,
-            _ => &self.spec.local_names,
+            _ => self
+                .spec
+                .changeable
+                .as_deref()
+                .unwrap_or(&self.spec.local_names),
         }
     }
 
@@ -606,7 +613,7 @@ impl Layout {
 /// The names one logical line (its first physical line) may bind: assignment and
 /// augmented-assignment targets, `for` targets, `as` targets, imports, `:=` targets,
 /// `nonlocal` and `global` names, `case` patterns. Over-approximate on purpose.
-fn bound_by(text: &str) -> BTreeSet<String> {
+pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
     let code = text.split(" #").next().unwrap_or(text).trim();
     let mut names = BTreeSet::new();
     let first = code
@@ -694,7 +701,7 @@ fn block_name(text: &str) -> Option<String> {
 
 /// For each line, whether it begins a logical line (not inside brackets, a
 /// triple-quoted string or after a backslash continuation).
-fn logical_starts(source: &str, count: usize) -> Vec<bool> {
+pub(crate) fn logical_starts(source: &str, count: usize) -> Vec<bool> {
     let mut starts = vec![true; count];
     let (mut depth, mut line) = (0usize, 0usize);
     let mut quote: Option<(char, bool)> = None; // (quote char, triple)
@@ -772,6 +779,7 @@ mod tests {
             valued,
             required: Vec::new(),
             exact: false,
+            changeable: None,
         }
     }
 
@@ -810,6 +818,16 @@ mod tests {
         assert!(!accepts(&s, r#"{"..":"x"#));
         assert!(!accepts(&s, r#"{"LIMIT""#));
         assert!(!accepts(&spec(false, true), r#"{"..""#));
+    }
+
+    #[test]
+    fn a_diff_names_only_what_the_statement_can_change() {
+        let s = BodySpec {
+            changeable: Some(vec!["total".into(), "x".into()]),
+            ..spec(true, false)
+        };
+        assert!(!accepts(&s, r#"{"n":"#), "n cannot change");
+        assert!(accepts(&s, r#"{"total":"4","x":"1","..":".."}"#));
     }
 
     #[test]

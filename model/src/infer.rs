@@ -18,6 +18,7 @@ use crate::tokenizer::Tokenizer;
 use crate::tree::Outcome;
 use burn::tensor::backend::Backend;
 use indexmap::IndexMap;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The shipped model: `$NEURAL_MODEL` if set, else `model/weights/default/` of this
@@ -98,6 +99,8 @@ struct ProgramText {
     parameters: std::collections::BTreeMap<u32, Vec<String>>,
     /// The names each function's lines mention (sorted).
     frame_names: std::collections::HashMap<String, Vec<String>>,
+    /// Which line can follow which inside a frame.
+    flow: crate::flow::Flow,
 }
 
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
@@ -204,6 +207,7 @@ impl<B: Backend> Predictor<B> {
             text: ProgramText {
                 lines,
                 frame_names: layout.frame_names(source, &parameters),
+                flow: crate::flow::Flow::of(source),
                 parameters,
                 layout,
                 identifiers: grammar::identifiers(source).into_iter().collect(),
@@ -417,6 +421,8 @@ struct Grammar<'a, B: Backend> {
     /// The body's spec, worked out once: a prediction's header never changes after
     /// its body has begun.
     spec: std::cell::OnceCell<BodySpec>,
+    /// The locals a call's state must hold, worked out once (see `bound_arguments`).
+    arguments: std::cell::OnceCell<Option<String>>,
 }
 
 impl<'a, B: Backend> Grammar<'a, B> {
@@ -433,6 +439,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             action,
             breakpoints: action.breakpoint_lines(),
             spec: std::cell::OnceCell::new(),
+            arguments: std::cell::OnceCell::new(),
         }
     }
 
@@ -448,10 +455,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let special = |name: &str| p.special[name];
         let events = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"].map(special);
         if text.is_empty() {
-            let mut first = match self.breakpoints {
-                Some(_) => vec![special("<|line|>")],
-                None => events.to_vec(),
-            };
+            // Only an event some line can stand on (after the last line of a
+            // function, a step goes on to its return, not to a line).
+            let mut first: Vec<u32> = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"]
+                .into_iter()
+                .filter(|e| self.breakpoints.is_none() || *e == "<|line|>")
+                .filter(|e| self.some_line(e))
+                .map(special)
+                .collect();
             first.extend(
                 [
                     language::EXIT_NORMAL,
@@ -484,18 +495,33 @@ impl<'a, B: Backend> Grammar<'a, B> {
         if let (Some(header), Some(_), Some(rest)) = (parts.next(), parts.next(), parts.next()) {
             let spec = self.spec.get_or_init(|| self.body_spec(header, at_start));
             let allowed = self.continue_body(Body::state(spec), rest);
+            let arguments = self
+                .arguments
+                .get_or_init(|| self.bound_arguments(header))
+                .as_deref();
+            if let Some(expected) = arguments.filter(|e| rest.len() < e.len()) {
+                return self.only_toward(allowed, rest, expected);
+            }
             return match self.returned_value(header, rest) {
-                Some(expected) => self.only_toward(allowed, rest, &expected),
+                Some(expected) => {
+                    let at = rest.rfind(language::VALUE).expect("the value has begun");
+                    self.only_toward(allowed, &rest[at + language::VALUE.len()..], &expected)
+                }
                 None => allowed,
             };
         }
         // The frames the step can reach depend on the event alone: once per token.
         let event = body.find("|>").map(|split| &body[..split + 2]);
         let frames = event.filter(|_| !at_start).and_then(|e| self.frames(e));
+        let flow = event.filter(|_| !at_start).and_then(|e| self.flow_lines(e));
+        let reach = Reach {
+            frames: frames.as_deref(),
+            flow: flow.as_ref(),
+        };
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
                 let (piece, is_special) = &p.token_text[id as usize];
-                !is_special && self.header_ok(&text, piece, frames.as_deref())
+                !is_special && self.header_ok(&text, piece, &reach)
             })
             .collect();
         Allowed::Only(allowed)
@@ -524,6 +550,97 @@ impl<'a, B: Backend> Grammar<'a, B> {
             allowed.push(p.stop);
         }
         Allowed::Only(allowed)
+    }
+
+    /// The locals a call's state must begin with when the current line calls that
+    /// function once, with arguments that are literals or names of values the current
+    /// state shows (a method's receiver too): bound to the parameters as Python binds
+    /// them, as the JSON text of the locals. `None` where the line is not that plain (a
+    /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
+    /// more than its parameters, a decorator may wrap the function).
+    fn bound_arguments(&self, header: &str) -> Option<String> {
+        let prev = self.prev;
+        let fields: Vec<&str> = header.strip_prefix("<|call|>")?.split(' ').collect();
+        let line: u32 = fields.first()?.parse().ok()?;
+        let depth: u32 = fields.get(1)?.parse().ok()?;
+        let function = *fields.get(2)?;
+        let program = self.program;
+        let layout = &program.layout;
+        let fresh = *self.action == Action::StepInto
+            && prev.event == Event::Line
+            && depth == prev.depth + 1
+            && layout.calls.get(&line).is_some_and(|f| f == function);
+        let def_text = program.lines.get(line as usize - 1)?.trim_start();
+        if !fresh || def_text.starts_with('@') {
+            return None;
+        }
+        let owner = layout.scope.get(line as usize - 1)?;
+        let method = layout.classes.values().any(|class| class == owner);
+        if owner != "<module>" && !method {
+            return None;
+        }
+        let code: String = program
+            .flow
+            .statement(prev.line)
+            .iter()
+            .filter_map(|l| program.lines.get(*l as usize - 1))
+            .map(|t| t.split(" #").next().unwrap_or(t))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let rebinds = code
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == "for" || w == "lambda");
+        if rebinds || code.contains(":=") {
+            return None;
+        }
+        let pattern = format!("{function}(");
+        let sites: Vec<usize> = code
+            .match_indices(&pattern)
+            .map(|(at, _)| at)
+            .filter(|&at| {
+                !code[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+            .collect();
+        let [at] = sites[..] else { return None };
+        let value = |name: &str| {
+            let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            is_name
+                .then(|| prev.locals.get(name).or(prev.globals.get(name)).cloned())
+                .flatten()
+        };
+        let before = &code[..at];
+        let receiver = match before.strip_suffix('.') {
+            Some(object) if method => {
+                let name: String = object
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                let attribute = object[..object.len() - name.len()].ends_with('.');
+                if name.is_empty() || attribute {
+                    return None;
+                }
+                Some(value(&name)?)
+            }
+            None if !method => None,
+            _ => return None,
+        };
+        let args_start = at + pattern.len();
+        let args_len = closing_paren(&code[args_start..])?;
+        let locals = crate::entry::bind_call(
+            &program.lines.join("\n"),
+            line,
+            receiver.as_deref(),
+            &code[args_start..args_start + args_len],
+            &value,
+        )?;
+        Some(serde_json::to_value(&locals).ok()?.to_string())
     }
 
     /// The value a `return` state must carry when its line says it outright:
@@ -560,14 +677,10 @@ impl<'a, B: Backend> Grammar<'a, B> {
         Some(serde_json::Value::from(value).to_string())
     }
 
-    /// Of `allowed`, the tokens that keep the value section on its way to `expected`.
-    fn only_toward(&self, allowed: Allowed, rest: &str, expected: &str) -> Allowed {
-        let Some(at) = rest.rfind(language::VALUE) else {
-            return allowed;
-        };
-        let written = &rest[at + language::VALUE.len()..];
+    /// Of `allowed`, the tokens that keep `written` on its way to `expected`.
+    fn only_toward(&self, allowed: Allowed, written: &str, expected: &str) -> Allowed {
         if written.contains("<|") || written.len() >= expected.len() {
-            return allowed; // past the value
+            return allowed; // past it
         }
         match allowed {
             Allowed::Only(ids) => Allowed::Only(
@@ -645,7 +758,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
                     *f == "<module>" || self.program.layout.classes.values().any(|c| c == f)
                 })
             });
+        // After one statement in the same frame, only what it binds or (through a
+        // call, subscript or attribute) mutates can change.
+        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        let changeable = (diff && forward && self.prev.event == Event::Line)
+            .then(|| self.changeable_names())
+            .flatten();
         BodySpec {
+            changeable,
             local_names,
             global_names: names(&self.program.identifiers, &self.prev.globals),
             diff,
@@ -653,6 +773,68 @@ impl<'a, B: Backend> Grammar<'a, B> {
             exact: fresh_call && closes_over_nothing,
             required,
         }
+    }
+
+    /// The locals that running the current statement can change: the names it binds
+    /// and, if it calls, subscripts or reaches into an attribute, every local whose
+    /// value may be mutable (aliases included). `None` where names can also vanish or
+    /// change from elsewhere (`del`, the end of an `except ... as` block, `global`,
+    /// `nonlocal`).
+    fn changeable_names(&self) -> Option<Vec<String>> {
+        let prev = self.prev;
+        let program = self.program;
+        let frame_has =
+            |test: &dyn Fn(&str) -> bool| {
+                program.lines.iter().enumerate().any(|(i, text)| {
+                    program.layout.scope.get(i) == Some(&prev.function) && test(text)
+                })
+            };
+        let words = |text: &str| {
+            text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .map(str::to_string)
+                .collect::<BTreeSet<String>>()
+        };
+        let loose = |text: &str| {
+            let w = words(text);
+            w.contains("del")
+                || w.contains("global")
+                || w.contains("nonlocal")
+                || (w.contains("except") && w.contains("as"))
+        };
+        if program.lines.iter().any(|t| {
+            let w = words(t);
+            w.contains("global") || w.contains("nonlocal")
+        }) || frame_has(&loose)
+        {
+            return None;
+        }
+        let statement = program.flow.statement(prev.line);
+        let mut changeable = BTreeSet::new();
+        let mut reaches_in = false;
+        for (k, line) in statement.iter().enumerate() {
+            let text = program.lines.get(*line as usize - 1)?;
+            let code = text.split(" #").next().unwrap_or(text);
+            if code.trim_start().starts_with('@') {
+                return None; // a decorator: which definition it binds is further down
+            }
+            // A `def` or `class` binds its name.
+            changeable.extend(program.layout.calls.get(line).cloned());
+            reaches_in |= code.contains(['(', '[', '.']);
+            if k == 0 {
+                changeable.extend(grammar::bound_by(code));
+            } else {
+                changeable.extend(grammar::identifiers(code));
+            }
+        }
+        if reaches_in {
+            changeable.extend(
+                prev.locals
+                    .iter()
+                    .filter(|(_, value)| !immutable(value))
+                    .map(|(name, _)| name.clone()),
+            );
+        }
+        Some(changeable.into_iter().collect())
     }
 
     /// The frames a forward step can reach from the current state, as (depth,
@@ -695,10 +877,94 @@ impl<'a, B: Backend> Grammar<'a, B> {
         }
     }
 
+    /// Whether a state of this event can stand on any line at all.
+    fn some_line(&self, event: &str) -> bool {
+        let frames = self.frames(event);
+        let flow = self.flow_lines(event);
+        let reach = Reach {
+            frames: frames.as_deref(),
+            flow: flow.as_ref(),
+        };
+        (1..=self.program.lines.len()).any(|n| self.header_ok(event, &format!("{n} "), &reach))
+    }
+
+    /// The lines a state of this event may stand on, by the program's control flow,
+    /// in the one frame where the step's flow is known (its depth); `None`: any line.
+    /// Forward: after a line, the lines that can follow it (or, to end the frame, the
+    /// same statement); a fresh call's first lines; back in a caller after a return,
+    /// its calling statement or what follows it. Backward: the lines that can lead to
+    /// the current one.
+    fn flow_lines(&self, event: &str) -> Option<(u32, BTreeSet<u32>)> {
+        let (prev, flow) = (self.prev, &self.program.flow);
+        let line_event = event == "<|line|>";
+        if !line_event && event != "<|return|>" && event != "<|exception|>" {
+            return None;
+        }
+        let here = prev.depth;
+        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        let backward = matches!(self.action, Action::InvStepInto | Action::InvStepOver);
+        match prev.event {
+            Event::Line | Event::Exception if forward => Some((
+                here,
+                if line_event {
+                    flow.after(prev.line)?.clone()
+                } else {
+                    flow.statement(prev.line)
+                },
+            )),
+            Event::Call if forward && line_event => {
+                let fresh = self.program.layout.calls.get(&prev.line) == Some(&prev.function)
+                    || (prev.line == 1 && prev.function == "<module>");
+                if fresh {
+                    Some((here, flow.first(prev.line)?.clone()))
+                } else {
+                    // A generator resumes where it paused.
+                    let mut lines = flow.after(prev.line)?.clone();
+                    lines.extend(flow.statement(prev.line));
+                    Some((here, lines))
+                }
+            }
+            Event::Return if forward => {
+                let caller = prev.stack.last()?;
+                let mut lines = flow.statement(caller.line);
+                if line_event {
+                    lines.extend(flow.after(caller.line)?.iter().copied());
+                }
+                Some((here.checked_sub(1)?, lines))
+            }
+            // A frame returns from a line that can end it, or pauses at a `yield`.
+            Event::Line | Event::Call
+                if *self.action == Action::StepReturn && event == "<|return|>" =>
+            {
+                let program = self.program;
+                let lines = (1..=program.lines.len() as u32)
+                    .filter(|&l| program.layout.scope.get(l as usize - 1) == Some(&prev.function))
+                    .filter(|&l| {
+                        flow.can_return(l)
+                            || program.lines[l as usize - 1]
+                                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                                .any(|w| w == "yield")
+                    })
+                    .collect();
+                Some((here, lines))
+            }
+            Event::Line if backward && line_event => Some((here, flow.before(prev.line))),
+            Event::Return | Event::Exception if backward && line_event => {
+                Some((here, flow.statement(prev.line)))
+            }
+            Event::Call if backward && line_event => {
+                let caller = prev.stack.last()?;
+                Some((here.checked_sub(1)?, flow.statement(caller.line)))
+            }
+            _ => None,
+        }
+    }
+
     /// A state's header is `LINE DEPTH FUNCTION` with a line of the program, a depth
     /// the action can reach and the function that line belongs to; the next line is
     /// that line's text, exactly.
-    fn header_ok(&self, text: &str, piece: &str, frames: Option<&[(u32, Option<&str>)]>) -> bool {
+    fn header_ok(&self, text: &str, piece: &str, reach: &Reach) -> bool {
+        let frames = reach.frames;
         let at_start = text.starts_with(language::AT_START);
         let body = text.strip_prefix(language::AT_START).unwrap_or(text);
         let Some(split) = body.find("|>") else {
@@ -726,13 +992,18 @@ impl<'a, B: Backend> Grammar<'a, B> {
         // The frames the step can reach, and the one each line runs in (the function,
         // class body or module it belongs to).
         let scope_of = |n: usize| self.program.layout.frames_of(n as u32, is_call);
-        let reachable = |n: usize, depth: Option<u32>| {
-            frames.as_ref().is_none_or(|fs| {
-                fs.iter().any(|(d, f)| {
-                    depth.is_none_or(|depth| depth == *d)
-                        && f.is_none_or(|f| scope_of(n).contains(&f))
-                })
-            })
+        let flows_to = |n: usize, d: u32| {
+            reach
+                .flow
+                .is_none_or(|(at, lines)| *at != d || lines.contains(&(n as u32)))
+        };
+        let reachable = |n: usize, depth: Option<u32>| match frames {
+            None => depth.is_none_or(|d| flows_to(n, d)),
+            Some(fs) => fs.iter().any(|(d, f)| {
+                depth.is_none_or(|depth| depth == *d)
+                    && f.is_none_or(|f| scope_of(n).contains(&f))
+                    && flows_to(n, *d)
+            }),
         };
         let line_ok = digits(fields[0])
             && if fields.len() > 1 {
@@ -755,11 +1026,12 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 && frames.as_ref().is_none_or(|fs| {
                     fs.iter().any(|(d, _)| {
                         let text = d.to_string();
-                        if whole {
-                            text == *f && reachable(line, Some(*d))
-                        } else {
-                            text.starts_with(f)
-                        }
+                        reachable(line, Some(*d))
+                            && if whole {
+                                text == *f
+                            } else {
+                                text.starts_with(f)
+                            }
                     })
                 })
         });
@@ -803,6 +1075,54 @@ impl<'a, B: Backend> Grammar<'a, B> {
             rest.starts_with(&expected) && rest[expected.len()..].starts_with('{')
         }
     }
+}
+
+/// The length of the text before the `)` that closes an already open `(`.
+fn closing_paren(text: &str) -> Option<usize> {
+    let (mut depth, mut quote, mut escaped) = (1i32, None::<char>, false);
+    for (at, c) in text.char_indices() {
+        match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(at);
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    None
+}
+
+/// Whether a repr is of a value that nothing but rebinding its name can change: a
+/// number, string, bytes, `None`, a bool, or a tuple of such (by its text: anything
+/// bracketed or called inside counts as mutable).
+fn immutable(repr: &str) -> bool {
+    let r = repr.trim();
+    if r.starts_with(['\'', '"']) || r.starts_with("b'") || r.starts_with("b\"") {
+        return true;
+    }
+    if matches!(r, "None" | "True" | "False" | "inf" | "-inf" | "nan") || r.parse::<f64>().is_ok() {
+        return true;
+    }
+    r.strip_prefix('(')
+        .and_then(|inner| inner.strip_suffix(')'))
+        .is_some_and(|inner| !inner.contains(['(', '[', '{', '<']))
+}
+
+/// Where a step can land: the frames it can reach (`None`: any) and, in one of them,
+/// the lines control flow allows.
+struct Reach<'a> {
+    frames: Option<&'a [(u32, Option<&'a str>)]>,
+    flow: Option<&'a (u32, BTreeSet<u32>)>,
 }
 
 /// Keys of the first JSON object of strings in `text` (the locals), with the byte

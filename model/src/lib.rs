@@ -12,6 +12,7 @@ pub mod data;
 pub mod entry;
 #[cfg(feature = "neural")]
 pub mod eval;
+pub mod flow;
 pub mod grammar;
 #[cfg(feature = "neural")]
 pub mod infer;

@@ -1,0 +1,680 @@
+//! Which line can come next inside one frame: a control-flow over-approximation read
+//! from the program's indentation. Decoding uses it so that a step never lands on a
+//! line Python could not reach from the current one (the model still chooses among
+//! the lines that it can).
+//!
+//! Over-approximate on purpose: a statement spanning several lines may report any of
+//! them, an exception inside a `try` may jump to any of its handlers, a `with` line
+//! reports again on leaving its block. `eval --check-grammar` checks on a dataset that
+//! no true step is ruled out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::grammar::logical_starts;
+
+type Lines = BTreeSet<u32>;
+
+/// Not a line: where a frame ends normally (a return), kept in the line sets while
+/// the flow is worked out.
+const END: u32 = 0;
+
+/// The line-to-line flow of every frame of one program.
+#[derive(Clone, Debug, Default)]
+pub struct Flow {
+    /// Line -> the lines a `line` event there may be followed by in the same frame.
+    after: BTreeMap<u32, Lines>,
+    /// `def`/`class` line (or its first decorator), or line 1 for the module -> the
+    /// first `line` events of the frame it starts.
+    first: BTreeMap<u32, Lines>,
+    /// Line -> the first and last line of the statement it belongs to.
+    span: BTreeMap<u32, (u32, u32)>,
+    /// Lines a frame can return from (a `return`, or the last statement that ran).
+    ends: Lines,
+}
+
+impl Flow {
+    pub fn of(source: &str) -> Self {
+        let statements = statements(source);
+        let mut flow = Flow::default();
+        for s in &statements {
+            for line in s.first..=s.last {
+                flow.span.insert(line, (s.first, s.last));
+            }
+        }
+        let roots: Vec<usize> = (0..statements.len())
+            .filter(|&i| !statements.iter().any(|p| p.body.contains(&i)))
+            .collect();
+        let mut walk = Walk {
+            statements: &statements,
+            flow: &mut flow,
+        };
+        let module_entry = walk.block_entry(&roots, false);
+        walk.flow.first.entry(1).or_default().extend(module_entry);
+        walk.block(&roots, &Lines::from([END]), &Context::default());
+        for (line, next) in flow.after.iter_mut() {
+            if next.remove(&END) {
+                flow.ends.insert(*line);
+            }
+        }
+        flow
+    }
+
+    /// Whether a frame can return right after a `line` event on `line`: the `return`
+    /// event then stands on the same line.
+    pub fn can_return(&self, line: u32) -> bool {
+        self.ends.contains(&line)
+    }
+
+    /// The lines a `line` event on `line` may be followed by in the same frame;
+    /// `None` where the line holds no statement.
+    pub fn after(&self, line: u32) -> Option<&Lines> {
+        self.after.get(&line)
+    }
+
+    /// The first `line` events of the frame a `call` event on `line` starts.
+    pub fn first(&self, line: u32) -> Option<&Lines> {
+        self.first.get(&line)
+    }
+
+    /// The lines of the statement `line` belongs to (just `line` if it holds none).
+    pub fn statement(&self, line: u32) -> Lines {
+        let (first, last) = self.span.get(&line).copied().unwrap_or((line, line));
+        (first..=last).collect()
+    }
+
+    /// The lines whose `line` event may be followed by one on `line` in the same frame.
+    pub fn before(&self, line: u32) -> Lines {
+        self.after
+            .iter()
+            .filter(|(_, next)| next.contains(&line))
+            .map(|(&from, _)| from)
+            .collect()
+    }
+}
+
+/// One logical line: a simple statement or a clause header, with its block.
+#[derive(Debug)]
+struct Statement {
+    first: u32,
+    last: u32,
+    keyword: Keyword,
+    /// A one-line compound statement (`if x: y = 1`): what its body begins with.
+    inline: Option<Keyword>,
+    /// A string literal on its own line (a docstring).
+    docstring: bool,
+    /// `global` and `nonlocal` declare and run no code: no event stands on them.
+    declaration: bool,
+    /// Indices of the statements of its block.
+    body: Vec<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Keyword {
+    If,
+    Elif,
+    Else,
+    For,
+    While,
+    Try,
+    Except,
+    Finally,
+    With,
+    Def,
+    Class,
+    Match,
+    Case,
+    Decorator,
+    Return,
+    Raise,
+    Break,
+    Continue,
+    Other,
+}
+
+impl Keyword {
+    fn of(code: &str, header: bool) -> Keyword {
+        let code = code.strip_prefix("async ").unwrap_or(code).trim_start();
+        if code.starts_with('@') {
+            return Keyword::Decorator;
+        }
+        let word: String = code
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let next = code[word.len()..].chars().next();
+        // `match` and `case` are soft keywords: `match = 1` is an assignment.
+        let soft = header && next.is_some_and(|c| c == ' ' || c == '(' || c == '[');
+        match word.as_str() {
+            "if" => Keyword::If,
+            "elif" => Keyword::Elif,
+            "else" => Keyword::Else,
+            "for" => Keyword::For,
+            "while" => Keyword::While,
+            "try" => Keyword::Try,
+            "except" => Keyword::Except,
+            "finally" => Keyword::Finally,
+            "with" => Keyword::With,
+            "def" => Keyword::Def,
+            "class" => Keyword::Class,
+            "match" if soft => Keyword::Match,
+            "case" if soft => Keyword::Case,
+            "return" => Keyword::Return,
+            "raise" => Keyword::Raise,
+            "break" => Keyword::Break,
+            "continue" => Keyword::Continue,
+            _ => Keyword::Other,
+        }
+    }
+
+    fn compound(self) -> bool {
+        !matches!(
+            self,
+            Keyword::Decorator
+                | Keyword::Return
+                | Keyword::Raise
+                | Keyword::Break
+                | Keyword::Continue
+                | Keyword::Other
+        )
+    }
+
+    /// A clause that continues the compound statement before it.
+    fn clause(self) -> bool {
+        matches!(
+            self,
+            Keyword::Elif | Keyword::Else | Keyword::Except | Keyword::Finally
+        )
+    }
+}
+
+/// The program's logical lines, each with the indices of its block's statements.
+fn statements(source: &str) -> Vec<Statement> {
+    let lines: Vec<&str> = source.lines().collect();
+    let starts = logical_starts(source, lines.len());
+    let mut statements: Vec<Statement> = Vec::new();
+    let mut open: Vec<(usize, usize)> = Vec::new(); // (indent, statement index)
+    for (i, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        if !starts[i] || code.is_empty() || code.starts_with('#') {
+            continue;
+        }
+        let mut last = i;
+        while last + 1 < lines.len() && !starts[last + 1] {
+            last += 1;
+        }
+        let text = lines[i..=last].join("\n");
+        let indent = line.len() - code.len();
+        let colon = header_colon(text.trim_start());
+        let keyword = Keyword::of(code, colon.is_some());
+        let (keyword, inline) = match colon {
+            Some(at) if keyword.compound() => {
+                let after = text.trim_start()[at + 1..].trim();
+                let after = after.split('#').next().unwrap_or("").trim();
+                let inline = (!after.is_empty()).then(|| Keyword::of(after, false));
+                (keyword, inline)
+            }
+            _ if keyword.compound() => (Keyword::Other, None),
+            _ => (keyword, None),
+        };
+        while open.last().is_some_and(|(at, _)| *at >= indent) {
+            open.pop();
+        }
+        let index = statements.len();
+        if let Some(&(_, parent)) = open.last() {
+            statements[parent].body.push(index);
+        }
+        let docstring = keyword == Keyword::Other
+            && (code.starts_with('"') || code.starts_with('\'') || code.starts_with("r\""));
+        let word = code
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next();
+        let declaration = matches!(word, Some("global" | "nonlocal"));
+        statements.push(Statement {
+            declaration,
+            first: i as u32 + 1,
+            last: last as u32 + 1,
+            keyword,
+            inline,
+            docstring,
+            body: Vec::new(),
+        });
+        if keyword.compound() && inline.is_none() {
+            open.push((indent, index));
+        }
+    }
+    statements
+}
+
+/// Where a compound statement's header ends: its first `:` outside brackets and
+/// strings (a lambda's colon sits inside brackets in all but odd code).
+fn header_colon(text: &str) -> Option<usize> {
+    let (mut depth, mut quote) = (0i32, None::<char>);
+    let mut escaped = false;
+    for (at, c) in text.char_indices() {
+        match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                '#' => return None,
+                ':' if depth == 0 && !text[at + 1..].starts_with('=') => return Some(at),
+                _ => {}
+            },
+        }
+    }
+    None
+}
+
+/// Where control can go from inside a block, besides falling off its end.
+#[derive(Clone, Debug, Default)]
+struct Context {
+    /// The enclosing loop's header lines (`continue`, and the end of its body).
+    loop_head: Lines,
+    /// Where a `break` goes.
+    loop_exit: Lines,
+    /// Where an exception (or a `return` through a `finally`) may go in this frame.
+    handlers: Lines,
+}
+
+struct Walk<'a> {
+    statements: &'a [Statement],
+    flow: &'a mut Flow,
+}
+
+impl Walk<'_> {
+    fn lines(&self, i: usize) -> Lines {
+        let s = &self.statements[i];
+        (s.first..=s.last).collect()
+    }
+
+    /// The lines whose events may start the statement group beginning at `i`.
+    fn entry(&self, i: usize) -> Lines {
+        let mut lines = self.lines(i);
+        let s = &self.statements[i];
+        if s.keyword == Keyword::Try && s.inline.is_none() {
+            lines.extend(self.block_entry(&s.body, false));
+        }
+        lines
+    }
+
+    /// The first events of a block; a function's docstring runs no code.
+    fn block_entry(&self, block: &[usize], skip_docstring: bool) -> Lines {
+        let block = self.with_code(block);
+        let skip =
+            usize::from(skip_docstring && block.len() > 1 && self.statements[block[0]].docstring);
+        block.get(skip).map(|&i| self.entry(i)).unwrap_or_default()
+    }
+
+    /// The statements of a block that run code.
+    fn with_code(&self, block: &[usize]) -> Vec<usize> {
+        let runs = |i: &&usize| !self.statements[**i].declaration;
+        block.iter().filter(runs).copied().collect()
+    }
+
+    fn add(&mut self, i: usize, next: &Lines) {
+        let lines = self.lines(i);
+        for line in &lines {
+            let after = self.flow.after.entry(*line).or_default();
+            after.extend(next.iter().copied());
+            // A statement over several lines reports them in any order.
+            if lines.len() > 1 {
+                after.extend(lines.iter().copied());
+            }
+        }
+    }
+
+    /// Record the flow of a block whose end falls through to `exit`.
+    fn block(&mut self, block: &[usize], exit: &Lines, context: &Context) {
+        // Group each compound statement with its clauses.
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for i in self.with_code(block) {
+            // Decorators join the definition they decorate.
+            let joins = |group: &Vec<usize>| {
+                let last = self.statements[group[group.len() - 1]].keyword;
+                self.statements[i].keyword.clause() || last == Keyword::Decorator
+            };
+            match groups.last_mut() {
+                Some(group) if joins(group) => group.push(i),
+                _ => groups.push(vec![i]),
+            }
+        }
+        for (k, group) in groups.iter().enumerate() {
+            let follow = match groups.get(k + 1) {
+                Some(next) => self.entry(next[0]),
+                None => exit.clone(),
+            };
+            self.group(group, &follow, context);
+        }
+    }
+
+    /// What an inline body (`if x: break`) adds besides falling through.
+    fn inline_targets(&self, inline: Keyword, follow: &Lines, context: &Context) -> Lines {
+        match inline {
+            Keyword::Break => context.loop_exit.clone(),
+            Keyword::Continue => context.loop_head.clone(),
+            Keyword::Return => Lines::from([END]),
+            Keyword::Raise => Lines::new(),
+            _ => follow.clone(),
+        }
+    }
+
+    fn group(&mut self, group: &[usize], follow: &Lines, context: &Context) {
+        let head = &self.statements[group[0]];
+        let handlers = &context.handlers;
+        match head.keyword {
+            Keyword::If => {
+                for (k, &clause) in group.iter().enumerate() {
+                    let s = &self.statements[clause];
+                    let otherwise = match group.get(k + 1) {
+                        Some(&next) if self.statements[next].keyword == Keyword::Else => {
+                            self.clause_entry(next)
+                        }
+                        Some(&next) => self.lines(next),
+                        None => follow.clone(),
+                    };
+                    let mut next = self.clause_entry(clause);
+                    next.extend(otherwise);
+                    next.extend(handlers.iter().copied());
+                    if let Some(inline) = s.inline {
+                        next.extend(self.inline_targets(inline, follow, context));
+                    }
+                    self.add(clause, &next);
+                    let body = s.body.clone();
+                    self.block(&body, follow, context);
+                }
+            }
+            Keyword::For | Keyword::While => {
+                let head_lines = self.lines(group[0]);
+                let otherwise = match group.get(1) {
+                    Some(&clause) => self.clause_entry(clause),
+                    None => follow.clone(),
+                };
+                let mut next = self.clause_entry(group[0]);
+                next.extend(otherwise);
+                next.extend(handlers.iter().copied());
+                if head.inline.is_some() {
+                    next.extend(head_lines.iter().copied());
+                }
+                self.add(group[0], &next);
+                let inner = Context {
+                    loop_head: head_lines.clone(),
+                    loop_exit: follow.clone(),
+                    handlers: handlers.clone(),
+                };
+                let body = head.body.clone();
+                self.block(&body, &head_lines, &inner);
+                if let Some(&clause) = group.get(1) {
+                    self.add(clause, &self.clause_entry(clause));
+                    let body = self.statements[clause].body.clone();
+                    self.block(&body, follow, context);
+                }
+            }
+            Keyword::Try => self.try_group(group, follow, context),
+            Keyword::With => {
+                // Leaving the block (normally, by break or by an exception) reports
+                // the `with` line again.
+                let with_lines = self.lines(group[0]);
+                let mut next = self.clause_entry(group[0]);
+                next.extend(follow.iter().copied());
+                next.extend(handlers.iter().copied());
+                next.extend(context.loop_exit.iter().copied());
+                next.extend(context.loop_head.iter().copied());
+                next.insert(END);
+                self.add(group[0], &next);
+                let mut inner = context.clone();
+                inner.handlers.extend(with_lines.iter().copied());
+                let body = head.body.clone();
+                self.block(&body, &with_lines, &inner);
+            }
+            Keyword::Def | Keyword::Class | Keyword::Decorator => {
+                self.definition(group, follow, context)
+            }
+            Keyword::Match => {
+                let cases: Vec<usize> = head.body.clone();
+                let mut next: Lines = cases.iter().flat_map(|&c| self.lines(c)).collect();
+                next.extend(follow.iter().copied());
+                next.extend(handlers.iter().copied());
+                self.add(group[0], &next);
+                for (k, &case) in cases.iter().enumerate() {
+                    let mut next = self.clause_entry(case);
+                    next.extend(cases[k + 1..].iter().flat_map(|&c| self.lines(c)));
+                    next.extend(follow.iter().copied());
+                    next.extend(handlers.iter().copied());
+                    self.add(case, &next);
+                    let body = self.statements[case].body.clone();
+                    self.block(&body, follow, context);
+                }
+            }
+            _ => {
+                let mut next = handlers.clone();
+                match head.keyword {
+                    Keyword::Break => next.extend(context.loop_exit.iter().copied()),
+                    Keyword::Continue => next.extend(context.loop_head.iter().copied()),
+                    Keyword::Return => {
+                        next.insert(END);
+                    }
+                    Keyword::Raise => {}
+                    _ => next.extend(follow.iter().copied()),
+                }
+                self.add(group[0], &next);
+            }
+        }
+    }
+
+    /// A `def` or `class`, with its decorators: they report in turn, the definition
+    /// line, then each decorator again as it applies; the body is a frame of its own.
+    fn definition(&mut self, group: &[usize], follow: &Lines, context: &Context) {
+        let unit: Lines = group.iter().flat_map(|&i| self.lines(i)).collect();
+        let mut next = unit.clone();
+        next.extend(follow.iter().copied());
+        next.extend(context.handlers.iter().copied());
+        let Some(&definition) = group.last() else {
+            return;
+        };
+        let head = &self.statements[definition];
+        let mut first = if head.inline.is_some() || head.body.is_empty() {
+            self.lines(definition)
+        } else {
+            self.block_entry(&head.body, head.keyword == Keyword::Def)
+        };
+        if head.keyword == Keyword::Class {
+            // A class body's frame starts on the `class` line itself.
+            next.extend(first.iter().copied());
+            first.extend(self.lines(definition));
+        }
+        for &i in group {
+            let mut next = next.clone();
+            if unit.len() == 1 {
+                next.remove(&self.statements[i].first);
+            }
+            self.add(i, &next);
+        }
+        for &i in [group[0], definition].iter() {
+            let line = self.statements[i].first;
+            self.flow
+                .first
+                .entry(line)
+                .or_default()
+                .extend(first.iter().copied());
+        }
+        let body = head.body.clone();
+        self.block(&body, &Lines::from([END]), &Context::default());
+    }
+
+    /// The first events inside a clause: its body's, or its inline body's (its own
+    /// line).
+    fn clause_entry(&self, clause: usize) -> Lines {
+        let s = &self.statements[clause];
+        if s.inline.is_some() || s.body.is_empty() {
+            return self.lines(clause);
+        }
+        let mut lines = self.block_entry(&s.body, false);
+        // A handler or a case reports its own line as it tests a match.
+        if matches!(s.keyword, Keyword::Except | Keyword::Case) {
+            lines.extend(self.lines(clause));
+        }
+        lines
+    }
+
+    fn try_group(&mut self, group: &[usize], follow: &Lines, context: &Context) {
+        let find = |keyword: Keyword| {
+            group
+                .iter()
+                .copied()
+                .filter(|&i| self.statements[i].keyword == keyword)
+                .collect::<Vec<usize>>()
+        };
+        let excepts = find(Keyword::Except);
+        let otherwise = find(Keyword::Else).first().copied();
+        let finally = find(Keyword::Finally).first().copied();
+        let finally_entry = finally.map(|f| self.clause_entry(f)).unwrap_or_default();
+        let after_handlers = if finally.is_some() {
+            finally_entry.clone()
+        } else {
+            follow.clone()
+        };
+        let outer = &context.handlers;
+        // Inside the body an exception may go to any handler, or through `finally`.
+        let mut caught: Lines = excepts.iter().flat_map(|&e| self.clause_entry(e)).collect();
+        caught.extend(finally_entry.iter().copied());
+        caught.extend(outer.iter().copied());
+        let body_exit = match otherwise {
+            Some(clause) => self.clause_entry(clause),
+            None => after_handlers.clone(),
+        };
+        let head = group[0];
+        let mut next = self.clause_entry(head);
+        next.extend(outer.iter().copied());
+        self.add(head, &next);
+        let inner = Context {
+            handlers: caught,
+            ..context.clone()
+        };
+        let body = self.statements[head].body.clone();
+        self.block(&body, &body_exit, &inner);
+
+        let mut later = Context {
+            handlers: finally_entry.clone(),
+            ..context.clone()
+        };
+        later.handlers.extend(outer.iter().copied());
+        for (k, &clause) in excepts.iter().enumerate() {
+            let mut next = self.clause_entry(clause);
+            next.extend(excepts[k + 1..].iter().flat_map(|&e| self.lines(e)));
+            next.extend(later.handlers.iter().copied());
+            self.add(clause, &next);
+            let body = self.statements[clause].body.clone();
+            self.block(&body, &after_handlers, &later);
+        }
+        if let Some(clause) = otherwise {
+            let body = self.statements[clause].body.clone();
+            self.block(&body, &after_handlers, &later);
+        }
+        if let Some(clause) = finally {
+            // A `finally` block ends where the code that entered it was going.
+            let mut exit = follow.clone();
+            exit.extend(context.loop_exit.iter().copied());
+            exit.extend(context.loop_head.iter().copied());
+            exit.extend(outer.iter().copied());
+            exit.insert(END);
+            let body = self.statements[clause].body.clone();
+            self.block(&body, &exit, context);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn after(flow: &Flow, line: u32) -> Vec<u32> {
+        flow.after(line)
+            .map(|l| l.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    const PROGRAM: &str = "\
+def f(xs):
+    \"\"\"doc\"\"\"
+    total = 0
+    for x in xs:
+        if x > 2:
+            break
+        total += x
+    else:
+        total = -1
+    try:
+        y = 1 / (total - 3)
+    except ZeroDivisionError:
+        y = 0
+    finally:
+        z = 2
+    with open('f') as fh:
+        w = 1
+    while total < 5: total += 1
+    return total
+
+f([1, 2])
+";
+
+    #[test]
+    fn loops_branches_and_handlers() {
+        let flow = Flow::of(PROGRAM);
+        // Line 1 starts both frames: f's body (after its docstring) and the module.
+        let first: Vec<u32> = flow.first(1).unwrap().iter().copied().collect();
+        assert_eq!(first, vec![1, 3]);
+        assert_eq!(after(&flow, 3), vec![4]);
+        // The loop header: its body, or its else block when it ends.
+        assert_eq!(after(&flow, 4), vec![5, 9]);
+        assert_eq!(after(&flow, 5), vec![6, 7]);
+        // break skips the else block.
+        assert_eq!(after(&flow, 6), vec![10, 11]);
+        assert_eq!(after(&flow, 7), vec![4]);
+        // In a try body an exception may go to the handler or the finally block.
+        assert_eq!(after(&flow, 11), vec![12, 13, 15]);
+        assert_eq!(after(&flow, 13), vec![15]);
+        assert_eq!(after(&flow, 15), vec![16]);
+        // The with line reports again on leaving its block.
+        assert_eq!(after(&flow, 17), vec![16]);
+        assert_eq!(after(&flow, 16), vec![17, 18]);
+        assert_eq!(after(&flow, 18), vec![18, 19]);
+        assert_eq!(after(&flow, 19), Vec::<u32>::new());
+        // f returns on its return line (or, a return inside them, on leaving a
+        // finally or with block), the module after its last line.
+        let ends: Vec<u32> = (1..=21).filter(|&l| flow.can_return(l)).collect();
+        assert_eq!(ends, vec![15, 16, 19, 21]);
+        // The module: the def line, then the call.
+        assert_eq!(after(&flow, 1), vec![21]);
+        assert!(flow.before(4).contains(&3) && flow.before(4).contains(&7));
+    }
+
+    #[test]
+    fn statements_over_several_lines_report_any_of_them() {
+        let flow = Flow::of("x = [\n    1,\n    2,\n]\ny = x\n");
+        assert_eq!(after(&flow, 1), vec![1, 2, 3, 4, 5]);
+        assert_eq!(after(&flow, 3), vec![1, 2, 3, 4, 5]);
+        assert_eq!(flow.statement(2), (1..=4).collect());
+    }
+
+    #[test]
+    fn declarations_run_no_code() {
+        let flow = Flow::of("count = 0\ndef bump():\n    global count\n    count += 1\nbump()\n");
+        assert_eq!(
+            flow.first(2).unwrap().iter().copied().collect::<Vec<_>>(),
+            vec![4]
+        );
+    }
+
+    #[test]
+    fn soft_keywords_and_class_bodies() {
+        let flow = Flow::of("match = 1\nclass A:\n    x = 1\n    y = 2\nz = 3\n");
+        assert_eq!(after(&flow, 1), vec![2]);
+        // The class line runs in the module (on to line 5) and starts the body.
+        assert_eq!(after(&flow, 2), vec![3, 5]);
+        assert_eq!(after(&flow, 4), Vec::<u32>::new());
+    }
+}
