@@ -159,7 +159,7 @@ fn signature_text(lines: &[&str], start: usize) -> Option<String> {
 }
 
 /// Split at commas that are not inside brackets or strings.
-fn split_top(text: &str) -> Vec<String> {
+pub(crate) fn split_top(text: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut depth = 0;
     let mut quote: Option<char> = None;
@@ -299,6 +299,88 @@ fn module_constants(lines: &[&str]) -> Vars {
             Some((name.to_string(), literal_repr(value).ok()?))
         })
         .collect()
+}
+
+/// The reprs of what a `for` loop over the value with this repr yields, in order:
+/// a list's, tuple's or set's items, a dict's keys, a string's characters, a
+/// `range(...)`'s numbers (up to 10,000). `None` for anything else, or a repr cut
+/// short.
+pub fn elements(repr: &str) -> Option<Vec<String>> {
+    let repr = repr.trim();
+    if repr.contains('…') {
+        return None;
+    }
+    let inner = |open: char, close: char| {
+        repr.strip_prefix(open)
+            .and_then(|r| r.strip_suffix(close))
+            .map(split_top)
+    };
+    if let Some(args) = repr
+        .strip_prefix("range(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        let numbers: Vec<i64> = split_top(args)
+            .iter()
+            .map(|a| a.parse().ok())
+            .collect::<Option<_>>()?;
+        let (start, stop, step) = match numbers[..] {
+            [stop] => (0, stop, 1),
+            [start, stop] => (start, stop, 1),
+            [start, stop, step] if step != 0 => (start, stop, step),
+            _ => return None,
+        };
+        let count = match step {
+            step if step > 0 && stop > start => (stop - start + step - 1) / step,
+            step if step < 0 && start > stop => (start - stop - step - 1) / -step,
+            _ => 0,
+        };
+        return (count <= 10_000)
+            .then(|| (0..count).map(|k| (start + k * step).to_string()).collect());
+    }
+    if repr.starts_with('[') {
+        return inner('[', ']');
+    }
+    if repr.starts_with('(') {
+        return inner('(', ')');
+    }
+    if repr.starts_with('{') {
+        let items = inner('{', '}')?;
+        return items
+            .iter()
+            .map(|item| match top_level_colon(item) {
+                Some(at) => Some(item[..at].trim().to_string()),
+                None => Some(item.clone()),
+            })
+            .collect();
+    }
+    if repr.starts_with(['\'', '"']) && !repr.contains('\\') {
+        let text = &repr[1..repr.len().checked_sub(1)?];
+        return Some(
+            text.chars()
+                .map(|c| python_str_repr(&c.to_string()))
+                .collect(),
+        );
+    }
+    None
+}
+
+/// The first `:` of `text` outside strings and brackets (a dict item's separator).
+fn top_level_colon(text: &str) -> Option<usize> {
+    let (mut depth, mut quote) = (0i32, None::<char>);
+    for (at, c) in text.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                ':' if depth == 0 => return Some(at),
+                _ => {}
+            },
+        }
+    }
+    None
 }
 
 /// The repr Python prints for the value of a literal expression.
@@ -533,6 +615,22 @@ fn python_float_repr(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loop_yields_items_keys_characters_and_numbers() {
+        let of = |repr: &str| elements(repr).map(|e| e.join(" "));
+        assert_eq!(
+            of("[1, 'a, b', [2, 3]]").as_deref(),
+            Some("1 'a, b' [2, 3]")
+        );
+        assert_eq!(of("{'k': 1, 'v': [2]}").as_deref(), Some("'k' 'v'"));
+        assert_eq!(of("\"it's\"").as_deref(), Some("'i' 't' \"'\" 's'"));
+        assert_eq!(of("range(1, 7, 2)").as_deref(), Some("1 3 5"));
+        assert_eq!(of("range(3, 0, -1)").as_deref(), Some("3 2 1"));
+        assert_eq!(of("range(0)").as_deref(), Some(""));
+        assert_eq!(of("[1, 2, …"), None);
+        assert_eq!(of("Point(1, 2)"), None);
+    }
 
     #[test]
     fn literals_print_as_python_prints_them() {

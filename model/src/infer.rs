@@ -423,6 +423,8 @@ struct Grammar<'a, B: Backend> {
     spec: std::cell::OnceCell<BodySpec>,
     /// The locals a call's state must hold, worked out once (see `bound_arguments`).
     arguments: std::cell::OnceCell<Option<String>>,
+    /// A loop variable and the values it can take (see `loop_values`).
+    loop_values: std::cell::OnceCell<Option<(String, Vec<String>)>>,
 }
 
 impl<'a, B: Backend> Grammar<'a, B> {
@@ -440,6 +442,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             breakpoints: action.breakpoint_lines(),
             spec: std::cell::OnceCell::new(),
             arguments: std::cell::OnceCell::new(),
+            loop_values: std::cell::OnceCell::new(),
         }
     }
 
@@ -500,12 +503,18 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 .get_or_init(|| self.bound_arguments(header))
                 .as_deref();
             if let Some(expected) = arguments.filter(|e| rest.len() < e.len()) {
-                return self.only_toward(allowed, rest, expected);
+                return self.only_toward(allowed, rest, &[expected]);
+            }
+            let looping = self.loop_values.get_or_init(|| self.loop_values());
+            if let Some((target, options)) = looping {
+                if let Some(written) = value_of(rest, target) {
+                    return self.only_toward(allowed, written, options);
+                }
             }
             return match self.returned_value(header, rest) {
                 Some(expected) => {
                     let at = rest.rfind(language::VALUE).expect("the value has begun");
-                    self.only_toward(allowed, &rest[at + language::VALUE.len()..], &expected)
+                    self.only_toward(allowed, &rest[at + language::VALUE.len()..], &[&expected])
                 }
                 None => allowed,
             };
@@ -677,9 +686,16 @@ impl<'a, B: Backend> Grammar<'a, B> {
         Some(serde_json::Value::from(value).to_string())
     }
 
-    /// Of `allowed`, the tokens that keep `written` on its way to `expected`.
-    fn only_toward(&self, allowed: Allowed, written: &str, expected: &str) -> Allowed {
-        if written.contains("<|") || written.len() >= expected.len() {
+    /// Of `allowed`, the tokens that keep `written` on its way to one of `expected`
+    /// (and past it: the body's grammar rules what follows).
+    fn only_toward<S: AsRef<str>>(
+        &self,
+        allowed: Allowed,
+        written: &str,
+        expected: &[S],
+    ) -> Allowed {
+        let expected = expected.iter().map(AsRef::as_ref);
+        if expected.clone().any(|e| written.starts_with(e)) {
             return allowed; // past it
         }
         match allowed {
@@ -687,12 +703,55 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 ids.into_iter()
                     .filter(|&id| {
                         let (piece, special) = &self.predictor.token_text[id as usize];
-                        !special && expected.starts_with(&format!("{written}{piece}"))
+                        let text = format!("{written}{piece}");
+                        !special
+                            && expected
+                                .clone()
+                                .any(|e| e.starts_with(&text) || text.starts_with(e))
                     })
                     .collect(),
             ),
             Allowed::Any => Allowed::Any,
         }
+    }
+
+    /// After a `for NAME in ITERABLE:` line whose iterable the state shows (a name or
+    /// a literal, or a `range` of those), the loop variable can only take one of its
+    /// items: the name, and each item as the JSON string of its repr.
+    fn loop_values(&self) -> Option<(String, Vec<String>)> {
+        let prev = self.prev;
+        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        if !forward || prev.event != Event::Line {
+            return None;
+        }
+        let code = prev.source.trim();
+        let code = code.split(" #").next().unwrap_or(code).trim_end();
+        let header = code.strip_prefix("for ")?.strip_suffix(':')?;
+        let (target, iterable) = header.split_once(" in ")?;
+        let target = target.trim();
+        if !target.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let value = |text: &str| {
+            let text = text.trim();
+            crate::entry::literal_repr(text)
+                .ok()
+                .or_else(|| prev.locals.get(text).or(prev.globals.get(text)).cloned())
+        };
+        let repr = match iterable.trim().strip_prefix("range(") {
+            Some(args) => {
+                let args = crate::entry::split_top(args.strip_suffix(')')?);
+                let values: Vec<String> = args.iter().map(|a| value(a)).collect::<Option<_>>()?;
+                format!("range({})", values.join(", "))
+            }
+            None => value(iterable)?,
+        };
+        let items = crate::entry::elements(&repr)?;
+        let options: Vec<String> = items
+            .iter()
+            .map(|item| serde_json::Value::from(item.as_str()).to_string())
+            .collect();
+        (!options.is_empty()).then(|| (target.to_string(), options))
     }
 
     /// What the body of the state whose header is `header` may hold: the names the
@@ -1075,6 +1134,20 @@ impl<'a, B: Backend> Grammar<'a, B> {
             rest.starts_with(&expected) && rest[expected.len()..].starts_with('{')
         }
     }
+}
+
+/// Where the locals being written (the first line of `rest`) hold `name`'s value: the
+/// text from its opening quote on, while the locals are still being written.
+fn value_of<'r>(rest: &'r str, name: &str) -> Option<&'r str> {
+    if rest.contains('\n') {
+        return None;
+    }
+    let key = format!("\"{name}\":");
+    let (at, _) = rest
+        .match_indices(&key)
+        .filter(|(at, _)| rest[..*at].ends_with(['{', ',']))
+        .last()?;
+    Some(&rest[at + key.len()..])
 }
 
 /// The length of the text before the `)` that closes an already open `(`.
