@@ -77,6 +77,8 @@ pub struct Predictor<B: Backend> {
     tokenizer: Tokenizer,
     /// The text of each token id, and whether it is a special token.
     token_text: Vec<(String, bool)>,
+    /// The bytes of each token (a piece of a character has no text of its own).
+    token_bytes: Vec<Vec<u8>>,
     /// Per token: its length in characters if it is plain text inside a JSON string
     /// (no quote, backslash or control character, not special) - the common case,
     /// which the grammar admits by length alone.
@@ -154,7 +156,11 @@ impl<B: Backend> Predictor<B> {
             })
             .collect();
         let stop = special[language::ACTION_SEP];
+        let token_bytes = (0..tokenizer.vocab_size() as u32)
+            .map(|id| tokenizer.token_bytes(id))
+            .collect();
         Ok(Predictor {
+            token_bytes,
             model,
             config,
             tokenizer,
@@ -451,10 +457,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
         if p.unconstrained {
             return Allowed::Any;
         }
-        let text: String = so_far
+        let bytes: Vec<u8> = so_far
             .iter()
-            .map(|&t| p.token_text[t as usize].0.as_str())
+            .flat_map(|&t| p.token_bytes[t as usize].iter().copied())
             .collect();
+        if let Some(allowed) = self.source_line(&bytes) {
+            return allowed;
+        }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         let special = |name: &str| p.special[name];
         let events = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"].map(special);
         if text.is_empty() {
@@ -503,18 +513,19 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 .get_or_init(|| self.bound_arguments(header))
                 .as_deref();
             if let Some(expected) = arguments.filter(|e| rest.len() < e.len()) {
-                return self.only_toward(allowed, rest, &[expected]);
+                return self.only_toward(allowed, tail(&bytes, rest), &[expected]);
             }
             let looping = self.loop_values.get_or_init(|| self.loop_values());
             if let Some((target, options)) = looping {
                 if let Some(written) = value_of(rest, target) {
-                    return self.only_toward(allowed, written, options);
+                    return self.only_toward(allowed, tail(&bytes, written), options);
                 }
             }
             return match self.returned_value(header, rest) {
                 Some(expected) => {
                     let at = rest.rfind(language::VALUE).expect("the value has begun");
-                    self.only_toward(allowed, &rest[at + language::VALUE.len()..], &[&expected])
+                    let written = &rest[at + language::VALUE.len()..];
+                    self.only_toward(allowed, tail(&bytes, written), &[&expected])
                 }
                 None => allowed,
             };
@@ -534,6 +545,37 @@ impl<'a, B: Backend> Grammar<'a, B> {
             })
             .collect();
         Allowed::Only(allowed)
+    }
+
+    /// While the state's source line is being written (its header done): the tokens
+    /// that write that line byte for byte, then open the locals. Bytes, not text: a
+    /// token may end inside a character.
+    fn source_line(&self, bytes: &[u8]) -> Option<Allowed> {
+        let p = self.predictor;
+        let start = language::AT_START.as_bytes();
+        let body = bytes.strip_prefix(start).unwrap_or(bytes);
+        let event_end = body.windows(2).position(|w| w == b"|>")? + 2;
+        let after_event = &body[event_end..];
+        let newline = after_event.iter().position(|&b| b == b'\n')?;
+        let written = &after_event[newline + 1..];
+        if written.contains(&b'\n') {
+            return None; // the line is done
+        }
+        let header = std::str::from_utf8(&after_event[..newline]).ok()?;
+        let number: usize = header.split(' ').next()?.parse().ok()?;
+        let expected = format!("{}\n{{", self.program.lines.get(number.checked_sub(1)?)?);
+        let expected = expected.as_bytes();
+        let allowed = (0..p.token_bytes.len())
+            .filter(|&id| {
+                let piece = &p.token_bytes[id];
+                let text = [written, piece.as_slice()].concat();
+                !p.token_text[id].1
+                    && !piece.is_empty()
+                    && (expected.starts_with(&text) || text.starts_with(expected))
+            })
+            .map(|id| id as u32)
+            .collect();
+        Some(Allowed::Only(allowed))
     }
 
     /// Tokens that continue `body`, already fed `text`.
@@ -686,15 +728,16 @@ impl<'a, B: Backend> Grammar<'a, B> {
         Some(serde_json::Value::from(value).to_string())
     }
 
-    /// Of `allowed`, the tokens that keep `written` on its way to one of `expected`
-    /// (and past it: the body's grammar rules what follows).
+    /// Of `allowed`, the tokens that keep `written` (bytes: a token may end inside a
+    /// character) on its way to one of `expected` (and past it: the body's grammar
+    /// rules what follows).
     fn only_toward<S: AsRef<str>>(
         &self,
         allowed: Allowed,
-        written: &str,
+        written: &[u8],
         expected: &[S],
     ) -> Allowed {
-        let expected = expected.iter().map(AsRef::as_ref);
+        let expected = expected.iter().map(|e| e.as_ref().as_bytes());
         if expected.clone().any(|e| written.starts_with(e)) {
             return allowed; // past it
         }
@@ -702,9 +745,9 @@ impl<'a, B: Backend> Grammar<'a, B> {
             Allowed::Only(ids) => Allowed::Only(
                 ids.into_iter()
                     .filter(|&id| {
-                        let (piece, special) = &self.predictor.token_text[id as usize];
-                        let text = format!("{written}{piece}");
-                        !special
+                        let p = self.predictor;
+                        let text = [written, &p.token_bytes[id as usize]].concat();
+                        !p.token_text[id as usize].1
                             && expected
                                 .clone()
                                 .any(|e| e.starts_with(&text) || text.starts_with(e))
@@ -1133,6 +1176,17 @@ impl<'a, B: Backend> Grammar<'a, B> {
             // Then the locals, a JSON object.
             rest.starts_with(&expected) && rest[expected.len()..].starts_with('{')
         }
+    }
+}
+
+/// The bytes at the end of `bytes` that `written`, the end of the text read from them,
+/// stands for: the same as its own bytes unless it ends inside a character.
+fn tail<'b>(bytes: &'b [u8], written: &str) -> &'b [u8] {
+    let text_len = String::from_utf8_lossy(bytes).len();
+    let before = text_len.saturating_sub(written.len());
+    match std::str::from_utf8(&bytes[..before.min(bytes.len())]) {
+        Ok(prefix) if prefix.len() == before => &bytes[before..],
+        _ => &bytes[bytes.len().saturating_sub(written.len())..],
     }
 }
 

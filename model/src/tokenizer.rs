@@ -28,6 +28,23 @@ fn err(e: impl std::fmt::Display) -> TokenizerError {
     TokenizerError(e.to_string())
 }
 
+/// The byte-level alphabet read backwards: GPT-2's printable stand-in for each byte.
+fn unicode_to_byte() -> std::collections::HashMap<char, u8> {
+    let printable = |b: u8| (33..=126).contains(&b) || (161..=172).contains(&b) || b >= 174;
+    let mut table = std::collections::HashMap::new();
+    let mut shifted = 0u32;
+    for b in 0..=255u8 {
+        let c = if printable(b) {
+            char::from(b)
+        } else {
+            shifted += 1;
+            char::from_u32(255 + shifted).expect("a valid char")
+        };
+        table.insert(c, b);
+    }
+    table
+}
+
 /// Text to token ids and back.
 #[derive(Clone)]
 pub struct Tokenizer {
@@ -109,6 +126,18 @@ impl Tokenizer {
         self.inner.id_to_token(id)
     }
 
+    /// The bytes one token stands for: a byte-level token may end inside a UTF-8
+    /// character, so its text alone cannot say.
+    pub fn token_bytes(&self, id: u32) -> Vec<u8> {
+        let Some(stored) = self.inner.id_to_token(id) else {
+            return Vec::new();
+        };
+        let table = unicode_to_byte();
+        let bytes: Option<Vec<u8>> = stored.chars().map(|c| table.get(&c).copied()).collect();
+        // Special tokens are stored as their text.
+        bytes.unwrap_or_else(|| stored.into_bytes())
+    }
+
     /// Number of ids, special tokens included: the model's `vocab_size` must be at least this.
     pub fn vocab_size(&self) -> usize {
         self.inner.get_vocab_size(true)
@@ -153,6 +182,10 @@ mod tests {
         assert_eq!(*ids.last().unwrap(), end);
         // Markers inside the text are found, not spelled out in pieces.
         assert_eq!(ids.iter().filter(|&&t| t == end).count(), 1);
+        // Token bytes put back together are the text, even where a token ends inside
+        // a character (ï is two bytes).
+        let bytes: Vec<u8> = ids.iter().flat_map(|&id| tok.token_bytes(id)).collect();
+        assert_eq!(String::from_utf8(bytes).unwrap(), text);
     }
 
     #[test]
