@@ -366,21 +366,34 @@ pub fn elements(repr: &str) -> Option<Vec<String>> {
 
 /// The first `:` of `text` outside strings and brackets (a dict item's separator).
 fn top_level_colon(text: &str) -> Option<usize> {
-    let (mut depth, mut quote) = (0i32, None::<char>);
-    for (at, c) in text.char_indices() {
+    code_chars(text)
+        .find(|&(_, c, depth)| c == ':' && depth == 0)
+        .map(|(at, _, _)| at)
+}
+
+/// The characters of Python code outside its string literals (quotes left out), each
+/// with its byte position and the bracket depth before it.
+pub(crate) fn code_chars(text: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
+    let (mut depth, mut quote, mut escaped) = (0i32, None::<char>, false);
+    text.char_indices().filter_map(move |(at, c)| {
         match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
             Some(q) if c == q => quote = None,
             Some(_) => {}
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
-                ':' if depth == 0 => return Some(at),
-                _ => {}
-            },
+            None => {
+                let before = depth;
+                match c {
+                    '\'' | '"' => quote = Some(c),
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth -= 1,
+                    _ => {}
+                }
+                return (quote.is_none()).then_some((at, c, before));
+            }
         }
-    }
-    None
+        None
+    })
 }
 
 /// The repr Python prints for the value of a literal expression.

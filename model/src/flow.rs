@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::entry::code_chars;
 use crate::grammar::logical_starts;
 
 type Lines = BTreeSet<u32>;
@@ -248,25 +249,10 @@ fn statements(source: &str) -> Vec<Statement> {
 /// Where a compound statement's header ends: its first `:` outside brackets and
 /// strings (a lambda's colon sits inside brackets in all but odd code).
 fn header_colon(text: &str) -> Option<usize> {
-    let (mut depth, mut quote) = (0i32, None::<char>);
-    let mut escaped = false;
-    for (at, c) in text.char_indices() {
-        match quote {
-            Some(_) if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
-                '#' => return None,
-                ':' if depth == 0 && !text[at + 1..].starts_with('=') => return Some(at),
-                _ => {}
-            },
-        }
-    }
-    None
+    code_chars(text)
+        .take_while(|&(_, c, _)| c != '#')
+        .find(|&(at, c, depth)| c == ':' && depth == 0 && !text[at + 1..].starts_with('='))
+        .map(|(at, _, _)| at)
 }
 
 /// Where control can go from inside a block, besides falling off its end.

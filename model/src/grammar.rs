@@ -641,49 +641,38 @@ pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
         }
     }
     for (at, _) in code.match_indices(":=") {
-        let before = code[..at].trim_end();
-        let name: String = before
-            .chars()
-            .rev()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        names.insert(name);
+        names.insert(trailing_name(code[..at].trim_end()).to_string());
     }
     // Assignment targets: everything before the last `=` outside brackets that is not
     // part of a comparison (an augmented `+=` included).
-    let (mut depth, mut quote, mut last) = (0i32, None::<char>, None);
-    let bytes: Vec<char> = code.chars().collect();
-    for (k, &c) in bytes.iter().enumerate() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
-                '=' if depth == 0 => {
-                    let prev = k.checked_sub(1).map(|p| bytes[p]);
-                    let next = bytes.get(k + 1);
-                    let comparison = matches!(prev, Some('=' | '!' | '<' | '>' | ':'))
-                        && !matches!(prev, Some('<' | '>') if k >= 2 && bytes[k - 2] == prev.unwrap())
-                        || next == Some(&'=');
-                    if !comparison {
-                        last = Some(k);
-                    }
-                }
-                _ => {}
-            },
+    let mut last = None;
+    for (at, c, depth) in crate::entry::code_chars(code) {
+        if c != '=' || depth != 0 {
+            continue;
+        }
+        let before = &code[..at];
+        let prev = before.chars().next_back();
+        // `<<=` and `>>=` assign; `<=`, `>=`, `==`, `!=` and `:=` do not here.
+        let shift = before.ends_with("<<") || before.ends_with(">>");
+        let comparison = matches!(prev, Some('=' | '!' | '<' | '>' | ':')) && !shift
+            || code[at + 1..].starts_with('=');
+        if !comparison {
+            last = Some(at);
         }
     }
     if let Some(at) = last {
-        let target: String = bytes[..at].iter().collect();
-        names.extend(identifiers(&target));
+        names.extend(identifiers(&code[..at]));
     }
     names.retain(|n| !n.is_empty() && !KEYWORDS.contains(&n.as_str()));
     names
+}
+
+/// The identifier `text` ends with (empty if none).
+pub(crate) fn trailing_name(text: &str) -> &str {
+    let start = text
+        .trim_end_matches(|c: char| c.is_alphanumeric() || c == '_')
+        .len();
+    &text[start..]
 }
 
 fn block_name(text: &str) -> Option<String> {

@@ -665,19 +665,12 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let before = &code[..at];
         let receiver = match before.strip_suffix('.') {
             Some(object) if method => {
-                let name: String = object
-                    .chars()
-                    .rev()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
+                let name = grammar::trailing_name(object);
                 let attribute = object[..object.len() - name.len()].ends_with('.');
                 if name.is_empty() || attribute {
                     return None;
                 }
-                Some(value(&name)?)
+                Some(value(name)?)
             }
             None if !method => None,
             _ => return None,
@@ -1206,27 +1199,9 @@ fn value_of<'r>(rest: &'r str, name: &str) -> Option<&'r str> {
 
 /// The length of the text before the `)` that closes an already open `(`.
 fn closing_paren(text: &str) -> Option<usize> {
-    let (mut depth, mut quote, mut escaped) = (1i32, None::<char>, false);
-    for (at, c) in text.char_indices() {
-        match quote {
-            Some(_) if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(at);
-                    }
-                }
-                _ => {}
-            },
-        }
-    }
-    None
+    crate::entry::code_chars(text)
+        .find(|&(_, c, depth)| matches!(c, ')' | ']' | '}') && depth == 0)
+        .map(|(at, _, _)| at)
 }
 
 /// Whether a repr is of a value that nothing but rebinding its name can change: a
