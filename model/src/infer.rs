@@ -1087,13 +1087,20 @@ impl<'a, B: Backend> Grammar<'a, B> {
         // The frames the step can reach, and the one each line runs in (the function,
         // class body or module it belongs to).
         let scope_of = |n: usize| self.program.layout.frames_of(n as u32, is_call);
+        // A script's module frame is the only one at depth 0.
+        let prev = self.prev;
+        let script = (prev.depth == 0 && prev.function == "<module>")
+            || prev.stack.first().is_some_and(|f| f.function == "<module>");
+        let at_depth = |scope: &str, d: u32| !script || (d == 0) == (scope == "<module>");
         let flows_to = |n: usize, d: u32| {
             reach
                 .flow
                 .is_none_or(|(at, lines)| *at != d || lines.contains(&(n as u32)))
         };
         let reachable = |n: usize, depth: Option<u32>| match frames {
-            None => depth.is_none_or(|d| flows_to(n, d)),
+            None => depth.is_none_or(|d| {
+                flows_to(n, d) && scope_of(n).iter().any(|scope| at_depth(scope, d))
+            }),
             Some(fs) => fs.iter().any(|(d, f)| {
                 depth.is_none_or(|depth| depth == *d)
                     && f.is_none_or(|f| scope_of(n).contains(&f))
@@ -1116,8 +1123,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let line: usize = fields[0].parse().unwrap_or(0);
         let depth_ok = fields.get(1).is_none_or(|f| {
             let whole = fields.len() > 2;
+            // Reachable frames name their depths below; otherwise every depth from 1
+            // up runs the same frames, so a prefix stands for them all.
+            let fits = frames.is_some()
+                || f.is_empty()
+                || f.parse().is_ok_and(|d| reachable(line, Some(d)));
             digits(f)
                 && f.len() <= 4
+                && fits
                 && frames.as_ref().is_none_or(|fs| {
                     fs.iter().any(|(d, _)| {
                         let text = d.to_string();
@@ -1134,6 +1147,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let depth: Option<u32> = fields.get(1).and_then(|f| f.parse().ok());
         let scopes: Vec<&str> = scope_of(line)
             .into_iter()
+            .filter(|scope| depth.is_none_or(|d| at_depth(scope, d)))
             .filter(|scope| {
                 frames.as_ref().is_none_or(|fs| {
                     fs.iter().any(|(d, f)| {
