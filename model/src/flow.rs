@@ -226,9 +226,7 @@ fn statements(source: &str) -> Vec<Statement> {
         }
         let docstring = keyword == Keyword::Other
             && (code.starts_with('"') || code.starts_with('\'') || code.starts_with("r\""));
-        let word = code
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .next();
+        let word = crate::grammar::words(code).next();
         let declaration = matches!(word, Some("global" | "nonlocal"));
         statements.push(Statement {
             declaration,

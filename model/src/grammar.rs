@@ -667,6 +667,12 @@ pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
     names
 }
 
+/// The words of `text`: its runs of identifier characters (and empty pieces between
+/// other characters).
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+}
+
 /// The identifier `text` ends with (empty if none).
 pub(crate) fn trailing_name(text: &str) -> &str {
     let start = text

@@ -513,19 +513,19 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 .get_or_init(|| self.bound_arguments(header))
                 .as_deref();
             if let Some(expected) = arguments.filter(|e| rest.len() < e.len()) {
-                return self.only_toward(allowed, tail(&bytes, rest), &[expected]);
+                return self.only_toward(allowed, tail(&bytes, &text, rest), &[expected]);
             }
             let looping = self.loop_values.get_or_init(|| self.loop_values());
             if let Some((target, options)) = looping {
                 if let Some(written) = value_of(rest, target) {
-                    return self.only_toward(allowed, tail(&bytes, written), options);
+                    return self.only_toward(allowed, tail(&bytes, &text, written), options);
                 }
             }
             return match self.returned_value(header, rest) {
                 Some(expected) => {
                     let at = rest.rfind(language::VALUE).expect("the value has begun");
                     let written = &rest[at + language::VALUE.len()..];
-                    self.only_toward(allowed, tail(&bytes, written), &[&expected])
+                    self.only_toward(allowed, tail(&bytes, &text, written), &[&expected])
                 }
                 None => allowed,
             };
@@ -638,9 +638,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             .map(|t| t.split(" #").next().unwrap_or(t))
             .collect::<Vec<_>>()
             .join(" ");
-        let rebinds = code
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .any(|w| w == "for" || w == "lambda");
+        let rebinds = grammar::words(&code).any(|w| w == "for" || w == "lambda");
         if rebinds || code.contains(":=") {
             return None;
         }
@@ -658,9 +656,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let [at] = sites[..] else { return None };
         let value = |name: &str| {
             let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
-            is_name
-                .then(|| prev.locals.get(name).or(prev.globals.get(name)).cloned())
-                .flatten()
+            is_name.then(|| shown_value(prev, name)).flatten()
         };
         let before = &code[..at];
         let receiver = match before.strip_suffix('.') {
@@ -772,7 +768,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             let text = text.trim();
             crate::entry::literal_repr(text)
                 .ok()
-                .or_else(|| prev.locals.get(text).or(prev.globals.get(text)).cloned())
+                .or_else(|| shown_value(prev, text))
         };
         let repr = match iterable.trim().strip_prefix("range(") {
             Some(args) => {
@@ -885,9 +881,9 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 })
             };
         let words = |text: &str| {
-            text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            grammar::words(text)
                 .map(str::to_string)
-                .collect::<BTreeSet<String>>()
+                .collect::<BTreeSet<_>>()
         };
         let loose = |text: &str| {
             let w = words(text);
@@ -1036,9 +1032,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
                     .filter(|&l| program.layout.scope.get(l as usize - 1) == Some(&prev.function))
                     .filter(|&l| {
                         flow.can_return(l)
-                            || program.lines[l as usize - 1]
-                                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                                .any(|w| w == "yield")
+                            || grammar::words(&program.lines[l as usize - 1]).any(|w| w == "yield")
                     })
                     .collect();
                 Some((here, lines))
@@ -1186,11 +1180,15 @@ impl<'a, B: Backend> Grammar<'a, B> {
     }
 }
 
-/// The bytes at the end of `bytes` that `written`, the end of the text read from them,
+/// What a name holds in `state`: its local, else its global.
+fn shown_value(state: &State, name: &str) -> Option<String> {
+    state.locals.get(name).or(state.globals.get(name)).cloned()
+}
+
+/// The bytes at the end of `bytes` that `written`, the end of `text` (read from them),
 /// stands for: the same as its own bytes unless it ends inside a character.
-fn tail<'b>(bytes: &'b [u8], written: &str) -> &'b [u8] {
-    let text_len = String::from_utf8_lossy(bytes).len();
-    let before = text_len.saturating_sub(written.len());
+fn tail<'b>(bytes: &'b [u8], text: &str, written: &str) -> &'b [u8] {
+    let before = text.len().saturating_sub(written.len());
     match std::str::from_utf8(&bytes[..before.min(bytes.len())]) {
         Ok(prefix) if prefix.len() == before => &bytes[before..],
         _ => &bytes[bytes.len().saturating_sub(written.len())..],
