@@ -608,6 +608,37 @@ impl Layout {
         }
         frames
     }
+
+    /// Where a frame of `caller`, shown at `line`, calls `callee`: `line` itself if it
+    /// names the callee, else the one line of the caller that does (not a `def` or
+    /// `class` line). A stack derived after a jump keeps the caller's line from
+    /// before the jump (a breakpoint hit from the module's `def` line showed the
+    /// module at that `def`); calls by no name (`__init__`, operators) keep `line`, as
+    /// does a callee named on several lines. `lines` are the program's lines.
+    pub fn call_site<S: AsRef<str>>(
+        &self,
+        lines: &[S],
+        caller: &str,
+        line: u32,
+        callee: &str,
+    ) -> u32 {
+        let names = |l: u32| {
+            lines.get((l as usize).wrapping_sub(1)).is_some_and(|text| {
+                let code = text.as_ref().trim_start();
+                let def = code.starts_with("def ") || code.starts_with("async def ");
+                !def && identifiers(code).contains(callee)
+            })
+        };
+        if names(line) {
+            return line;
+        }
+        let mut sites = (1..=lines.len() as u32)
+            .filter(|&l| self.scope.get(l as usize - 1).is_some_and(|s| s == caller) && names(l));
+        match (sites.next(), sites.next()) {
+            (Some(site), None) => site,
+            _ => line,
+        }
+    }
 }
 
 /// The names one logical line (its first physical line) may bind: assignment and
@@ -939,6 +970,32 @@ mod tests {
         assert_eq!(names("if (n := len(s)) > 3:"), "n");
         assert_eq!(names("print('x =', y)"), "");
         assert_eq!(names("d[key] = value"), "d key");
+    }
+
+    #[test]
+    fn a_caller_is_shown_on_the_line_that_calls() {
+        let source = "def fib(n):\n    return n\n\nclass P:\n    def __init__(self):\n        pass\n\ntotal = fib(3)\np = P()\nq = fib(1) + fib(2)\n";
+        let layout = Layout::of(source);
+        let source: Vec<&str> = source.lines().collect();
+        let source = &source[..];
+        // Line 1 (the def) does not call fib; two lines do: kept.
+        assert_eq!(layout.call_site(source, "<module>", 1, "fib"), 1);
+        // A line that names the callee stays.
+        assert_eq!(layout.call_site(source, "<module>", 10, "fib"), 10);
+        // __init__ is named on no line: kept.
+        assert_eq!(layout.call_site(source, "<module>", 1, "__init__"), 1);
+        let single = "def fib(n):\n    return n\n\ntotal = 0\nfor k in [3, 5]:\n    total = total + fib(k)\n";
+        let layout = Layout::of(single);
+        let single: Vec<&str> = single.lines().collect();
+        let single = &single[..];
+        assert_eq!(layout.call_site(single, "<module>", 1, "fib"), 6);
+        assert_eq!(layout.call_site(single, "<module>", 4, "fib"), 6);
+        assert_eq!(layout.call_site(single, "fib", 2, "other"), 2);
+        // A class body is called from its class line.
+        let class = "class K:\n    z = 1\nk = K()\n";
+        let layout = Layout::of(class);
+        let class: Vec<&str> = class.lines().collect();
+        assert_eq!(layout.call_site(&class, "<module>", 1, "K"), 1);
     }
 
     #[test]

@@ -105,6 +105,27 @@ struct ProgramText {
     flow: crate::flow::Flow,
 }
 
+impl ProgramText {
+    /// Shows each caller of `state` on the line that calls the frame above it (the
+    /// derived stack keeps a caller's line from before a jump).
+    fn place_callers(&self, state: &mut State) {
+        let callees: Vec<String> = state
+            .stack
+            .iter()
+            .skip(1)
+            .map(|frame| frame.function.clone())
+            .chain(std::iter::once(state.function.clone()))
+            .collect();
+        for (frame, callee) in state.stack.iter_mut().zip(callees) {
+            if frame.line > 0 {
+                frame.line =
+                    self.layout
+                        .call_site(&self.lines, &frame.function, frame.line, &callee);
+            }
+        }
+    }
+}
+
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
 pub struct ProgramContext<B: Backend> {
     cache: KvCache<B>,
@@ -299,11 +320,14 @@ impl<B: Backend> Predictor<B> {
             .tokenizer
             .decode(&decoded.tokens)
             .map_err(|e| PredictError::Tokenizer(e.to_string()))?;
-        let outcome =
+        let mut outcome =
             parse_outcome(&text, Some(current)).map_err(|error| PredictError::Malformed {
                 text: text.clone(),
                 error,
             })?;
+        if let Outcome::State { state } | Outcome::Start { state } = &mut outcome {
+            context.text.place_callers(state);
+        }
         let confidence = self.confidence(&decoded.tokens, &decoded.logprobs, &text, &outcome);
         context.tail = outcome
             .state()
