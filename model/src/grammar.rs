@@ -974,28 +974,26 @@ mod tests {
 
     #[test]
     fn a_caller_is_shown_on_the_line_that_calls() {
-        let source = "def fib(n):\n    return n\n\nclass P:\n    def __init__(self):\n        pass\n\ntotal = fib(3)\np = P()\nq = fib(1) + fib(2)\n";
-        let layout = Layout::of(source);
-        let source: Vec<&str> = source.lines().collect();
-        let source = &source[..];
+        let site = |source: &str, caller: &str, line: u32, callee: &str| {
+            let lines: Vec<&str> = source.lines().collect();
+            Layout::of(source).call_site(&lines, caller, line, callee)
+        };
+        let two = "def fib(n):\n    return n\n\nclass P:\n    def __init__(self):\n        pass\n\ntotal = fib(3)\np = P()\nq = fib(1) + fib(2)\n";
         // Line 1 (the def) does not call fib; two lines do: kept.
-        assert_eq!(layout.call_site(source, "<module>", 1, "fib"), 1);
+        assert_eq!(site(two, "<module>", 1, "fib"), 1);
         // A line that names the callee stays.
-        assert_eq!(layout.call_site(source, "<module>", 10, "fib"), 10);
+        assert_eq!(site(two, "<module>", 10, "fib"), 10);
         // __init__ is named on no line: kept.
-        assert_eq!(layout.call_site(source, "<module>", 1, "__init__"), 1);
-        let single = "def fib(n):\n    return n\n\ntotal = 0\nfor k in [3, 5]:\n    total = total + fib(k)\n";
-        let layout = Layout::of(single);
-        let single: Vec<&str> = single.lines().collect();
-        let single = &single[..];
-        assert_eq!(layout.call_site(single, "<module>", 1, "fib"), 6);
-        assert_eq!(layout.call_site(single, "<module>", 4, "fib"), 6);
-        assert_eq!(layout.call_site(single, "fib", 2, "other"), 2);
+        assert_eq!(site(two, "<module>", 1, "__init__"), 1);
+        let one = "def fib(n):\n    return n\n\ntotal = 0\nfor k in [3, 5]:\n    total = total + fib(k)\n";
+        assert_eq!(site(one, "<module>", 1, "fib"), 6);
+        assert_eq!(site(one, "<module>", 4, "fib"), 6);
+        assert_eq!(site(one, "fib", 2, "other"), 2);
         // A class body is called from its class line.
-        let class = "class K:\n    z = 1\nk = K()\n";
-        let layout = Layout::of(class);
-        let class: Vec<&str> = class.lines().collect();
-        assert_eq!(layout.call_site(&class, "<module>", 1, "K"), 1);
+        assert_eq!(
+            site("class K:\n    z = 1\nk = K()\n", "<module>", 1, "K"),
+            1
+        );
     }
 
     #[test]

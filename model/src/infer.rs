@@ -979,14 +979,23 @@ impl<'a, B: Backend> Grammar<'a, B> {
             // Backwards: a frame's call is entered from its caller's line (or, one
             // state back, right after a sibling call's end, as in `f(g(x))`); before
             // any other state of a frame comes the frame itself, or the end of a
-            // call it made (one step back into it).
-            Action::InvStepInto if prev.event == Event::Call => {
-                Some(caller.into_iter().chain([(d, None)]).collect())
-            }
+            // call it made (one step back into it). A sibling call ends with its
+            // `return` (after an `exception`, too), so a `line` or `call` one step
+            // before a call is the caller's.
+            Action::InvStepInto if prev.event == Event::Call => Some(match event {
+                "<|return|>" | "<|exception|>" => vec![(d, None)],
+                _ => caller.into_iter().collect(),
+            }),
             Action::InvStepOver | Action::InvStepCall if prev.event == Event::Call => {
                 Some(caller.into_iter().collect())
             }
-            Action::InvStepInto => Some(vec![here, (d + 1, None)]),
+            // One step back into a call made here lands on its end: a callee's last
+            // state is its `return`.
+            Action::InvStepInto => Some(match event {
+                "<|return|>" => vec![(d + 1, None)],
+                "<|exception|>" => vec![here, (d + 1, None)],
+                _ => vec![here],
+            }),
             Action::InvStepOver | Action::InvStepCall => Some(vec![here]),
             _ => None,
         }

@@ -429,6 +429,23 @@ mod tests {
     }
 
     #[test]
+    fn every_committed_config_parses_and_keeps_the_shipped_shape() {
+        let shipped = config();
+        for text in [
+            include_str!("../../configs/gpu.toml"),
+            include_str!("../../configs/test-fixture.toml"),
+        ] {
+            let other: TrainConfig = toml::from_str(text).expect("a committed config parses");
+            assert!(other.steps > other.warmup_steps);
+            assert!(other.min_lr <= other.lr);
+        }
+        // The GPU leg's checkpoint must be a drop-in replacement for the shipped one.
+        let gpu: TrainConfig = toml::from_str(include_str!("../../configs/gpu.toml")).unwrap();
+        assert_eq!(format!("{:?}", gpu.model), format!("{:?}", shipped.model));
+        assert_eq!(gpu.tokenizer.vocab_size, shipped.tokenizer.vocab_size);
+    }
+
+    #[test]
     fn the_learning_rate_warms_up_then_decays_to_the_floor() {
         let c = config();
         assert!(c.lr_at(0) < c.lr_at(c.warmup_steps - 1));
