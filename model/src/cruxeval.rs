@@ -103,7 +103,7 @@ fn predict_output<B: Backend>(
         .map_err(|e| e.to_string())?;
     let mut step = |state: &State, action: Action| -> Result<Outcome, String> {
         predictor
-            .predict(&mut context, state, &action)
+            .predict_one(&mut context, state, &action)
             .map(|p| p.outcome)
             .map_err(|e| e.to_string())
     };
@@ -163,7 +163,7 @@ fn predict_input<B: Backend>(predictor: &Predictor<B>, sample: &Sample) -> Resul
         .prepare(&sample.code, Some("f(?)"))
         .map_err(|e| e.to_string())?;
     let outcome = predictor
-        .predict(&mut context, &end, &Action::InvStepCall)
+        .predict_one(&mut context, &end, &Action::InvStepCall)
         .map_err(|e| e.to_string())?;
     let state = outcome
         .outcome

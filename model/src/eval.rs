@@ -152,11 +152,14 @@ pub struct Sample {
 }
 
 /// Evaluate `predictor` on every step of `episodes` (at most `limit` predictions);
-/// every prediction goes to `record` as it is made.
+/// every prediction goes to `record` as it is made. Predictions are the debugger's
+/// ([`Predictor::predict`]), or with `jumps` one decode per action, breakpoints
+/// included ([`Predictor::predict_one`], as the paper measures them).
 pub fn evaluate<B: Backend>(
     predictor: &Predictor<B>,
     episodes: &[Episode],
     limit: usize,
+    jumps: bool,
     progress: &indicatif::ProgressBar,
     mut record: impl FnMut(Sample),
 ) -> Report {
@@ -176,7 +179,11 @@ pub fn evaluate<B: Backend>(
             if predictions >= limit {
                 break;
             }
-            let prediction = predictor.predict(&mut context, &current, action);
+            let prediction = if jumps {
+                predictor.predict_one(&mut context, &current, action)
+            } else {
+                predictor.predict(&mut context, &current, action)
+            };
             predictions += 1;
             progress.inc(1);
             let tally = report

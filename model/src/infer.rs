@@ -36,6 +36,11 @@ pub const HISTORY_POSITIONS: usize = 768;
 /// Positions kept free for the next step's action and outcome.
 const STATE_ROOM: usize = 128;
 
+/// Most Step Into predictions a breakpoint is walked to before the rest is one jump:
+/// on held-out generated programs, walks of 10 and 20 steps scored alike (20.7%
+/// exact, against 14.6% for the jump alone), and each step costs a prediction.
+pub const BREAKPOINT_WALK: usize = 10;
+
 /// Most tokens one predicted state may take.
 const MAX_STATE_TOKENS: usize = 512;
 
@@ -244,8 +249,9 @@ impl<B: Backend> Predictor<B> {
         })
     }
 
-    /// Predict what `action` at `current` leads to.
-    pub fn predict(
+    /// The model's one prediction of what `action` at `current` leads to: a single
+    /// decode, a jump for a breakpoint (as the paper measures them).
+    pub fn predict_one(
         &self,
         context: &mut ProgramContext<B>,
         current: &State,
@@ -340,6 +346,75 @@ impl<B: Backend> Predictor<B> {
         })
     }
 
+    /// What `action` at `current` leads to, as the debugger predicts it. A breakpoint
+    /// is walked to with the model's own Step Into predictions: the first predicted
+    /// `line` state on a breakpoint line, or the program's end, within
+    /// [`BREAKPOINT_WALK`] steps; past that (or if a step fails), the jump is
+    /// predicted in one decode. The model is far surer of a step than of a jump, and a
+    /// breakpoint is often a few steps away. What was printed on the way is the
+    /// outcome's stdout; its probability is the product of the steps'. Every other
+    /// action is one prediction ([`Predictor::predict_one`]).
+    pub fn predict(
+        &self,
+        context: &mut ProgramContext<B>,
+        current: &State,
+        action: &Action,
+    ) -> Result<Prediction, PredictError> {
+        let Action::Breakpoint(lines) = action else {
+            return self.predict_one(context, current, action);
+        };
+        let mut at = current.clone();
+        let (mut stdout, mut probability) = (String::new(), 1.0);
+        // The step that ended the walk; its own stdout is already in `stdout`.
+        let mut last = None;
+        for _ in 0..BREAKPOINT_WALK {
+            // A step that fails (the model lost its way) leaves the jump to the model.
+            let Ok(step) = self.predict_one(context, &at, &Action::StepInto) else {
+                return self.predict_one(context, current, action);
+            };
+            probability *= step.probability;
+            match &step.outcome {
+                Outcome::State { state } => {
+                    stdout.push_str(&state.stdout);
+                    at = state.clone();
+                    if state.event == Event::Line && lines.contains(&state.line) {
+                        last = Some((step, true));
+                        break;
+                    }
+                }
+                _ => {
+                    last = Some((step, false));
+                    break;
+                }
+            }
+        }
+        let (mut prediction, counted) = match last {
+            Some(last) => last,
+            None => {
+                let jump = self.predict_one(context, &at, action)?;
+                probability *= jump.probability;
+                (jump, false)
+            }
+        };
+        prediction.probability = probability;
+        // Everything printed since `current`; the episode in the cache ends with the
+        // state shown (so the next step continues it).
+        match &mut prediction.outcome {
+            Outcome::State { state } | Outcome::Start { state } => {
+                let own = std::mem::take(&mut state.stdout);
+                state.stdout = if counted { stdout } else { stdout + &own };
+                if let Some((tail, _)) = &mut context.tail {
+                    *tail = state.clone();
+                }
+            }
+            Outcome::Exit { stdout: own, .. } => *own = stdout + own,
+        }
+        // The cache holds the walk, not a jump: an observed truth cannot replace it
+        // in place, so the next step from elsewhere starts from its state in full.
+        context.last_prompt = None;
+        Ok(prediction)
+    }
+
     /// Whether the grammar lets the model write `truth` as the outcome of `action` at
     /// `current` (`Err` names the first token it refuses): the constraints must never
     /// rule out what really happens.
@@ -404,11 +479,12 @@ impl<B: Backend> Predictor<B> {
         let Some(state) = outcome.state() else {
             return IndexMap::new();
         };
-        // End offset of each token in `text`.
+        // End offset of each token in `text`, in bytes, as the spans are (a token may
+        // end inside a character, so its lossy text would miscount).
         let mut ends = Vec::with_capacity(tokens.len());
         let mut at = 0;
         for &t in tokens {
-            at += self.token_text[t as usize].0.len();
+            at += self.token_bytes[t as usize].len();
             ends.push(at.min(text.len()));
         }
         let span_probability = |span: std::ops::Range<usize>| -> f64 {

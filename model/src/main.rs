@@ -81,6 +81,10 @@ enum Command {
         /// Predict nothing: check that the decoding grammar admits every true outcome.
         #[arg(long)]
         check_grammar: bool,
+        /// Predict a breakpoint in one decode (a jump, as the paper measures it)
+        /// instead of walking to it with Step Into predictions as the debugger does.
+        #[arg(long)]
+        jumps: bool,
         /// A machine-readable summary on stdout instead of the table.
         #[arg(long)]
         json: bool,
@@ -262,6 +266,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             origin,
             out,
             check_grammar,
+            jumps,
             json,
         } => {
             use neural_model::eval::{episodes_from_programs, evaluate, table};
@@ -313,7 +318,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 )),
                 None => None,
             };
-            let report = evaluate(&predictor, &episodes, limit, &progress, |sample| {
+            let report = evaluate(&predictor, &episodes, limit, jumps, &progress, |sample| {
                 if let Some(file) = samples.as_mut() {
                     use std::io::Write;
                     let line = serde_json::to_string(&sample).expect("samples serialise");
