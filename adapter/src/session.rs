@@ -301,7 +301,7 @@ impl Session {
             // lands says whether it comes first: deeper than this frame means inside a
             // call made from here; when stepping out, this frame's own lines count too.
             None => {
-                let hit = engine.predict(&here, &hit_action)?;
+                let hit = engine.predict_quickly(&here, &hit_action)?;
                 let stepping_out = actions.first() == Some(&Action::StepReturn);
                 let source = &self.program.source;
                 hit.outcome.state().is_some_and(|hit| {

@@ -171,6 +171,13 @@ pub trait Engine: Send + Sync {
     /// may have been edited with [`Engine::edit`]).
     fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError>;
 
+    /// Where `action` leads, answered as cheaply as the engine can: the session asks
+    /// it where the next breakpoint lands before each Step Over and Step Out. The
+    /// neural engine makes one jump here instead of walking there step by step.
+    fn predict_quickly(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
+        self.predict(from, action)
+    }
+
     /// Like [`Engine::predict`] for a forward `action`, but stop early at the first
     /// exception state that `stops` asks for. Engines that cannot find exception
     /// states keep the default, which ignores `stops`.

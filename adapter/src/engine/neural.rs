@@ -73,6 +73,44 @@ impl NeuralEngine {
         })
     }
 
+    /// One prediction with `predict` (a way of the predictor's), given a fresh key
+    /// and, in verify mode, checked against the real run.
+    fn predict_with(
+        &self,
+        from: &Position,
+        action: &Action,
+        predict: impl FnOnce(
+            &Predictor<Backend>,
+            &mut ProgramContext<Backend>,
+            &State,
+        ) -> Result<neural_model::infer::Prediction, PredictError>,
+    ) -> Result<Prediction, EngineError> {
+        let mut model = self
+            .model
+            .lock()
+            .map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
+        let Model {
+            predictor, context, ..
+        } = &mut *model;
+        let prediction = predict(predictor, context, &from.state).map_err(engine_error)?;
+        let key = model.next_key;
+        model.next_key += 1;
+        let real = model.real.get(&from.key).copied();
+        let check = real
+            .and_then(|real| self.referee_says(real, action, &prediction.outcome))
+            .map(|(real, notes)| {
+                model.real.insert(key, real);
+                notes
+            });
+        Ok(Prediction {
+            outcome: prediction.outcome,
+            key,
+            probability: Some(prediction.probability),
+            confidence: Some(prediction.confidence),
+            check,
+        })
+    }
+
     /// Where the real run goes for the same action from the real position `key`, and
     /// how the prediction differs from it (`None` when it is exact).
     fn referee_says(
@@ -165,31 +203,14 @@ impl Engine for NeuralEngine {
     }
 
     fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
-        let mut model = self
-            .model
-            .lock()
-            .map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
-        let Model {
-            predictor, context, ..
-        } = &mut *model;
-        let prediction = predictor
-            .predict(context, &from.state, action)
-            .map_err(engine_error)?;
-        let key = model.next_key;
-        model.next_key += 1;
-        let real = model.real.get(&from.key).copied();
-        let check = real
-            .and_then(|real| self.referee_says(real, action, &prediction.outcome))
-            .map(|(real, notes)| {
-                model.real.insert(key, real);
-                notes
-            });
-        Ok(Prediction {
-            outcome: prediction.outcome,
-            key,
-            probability: Some(prediction.probability),
-            confidence: Some(prediction.confidence),
-            check,
+        self.predict_with(from, action, |predictor, context, state| {
+            predictor.predict(context, state, action)
+        })
+    }
+
+    fn predict_quickly(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
+        self.predict_with(from, action, |predictor, context, state| {
+            predictor.predict_one(context, state, action)
         })
     }
 
