@@ -1204,9 +1204,13 @@ impl<'a, B: Backend> Grammar<'a, B> {
             None => depth.is_none_or(|d| {
                 flows_to(n, d) && scope_of(n).iter().any(|scope| at_depth(scope, d))
             }),
+            // Some frame that runs the line fits the depth (a line-1 `call` is the
+            // module's, never at depth 1 of a script).
             Some(fs) => fs.iter().any(|(d, f)| {
                 depth.is_none_or(|depth| depth == *d)
-                    && f.is_none_or(|f| scope_of(n).contains(&f))
+                    && scope_of(n)
+                        .iter()
+                        .any(|scope| f.is_none_or(|f| f == *scope) && at_depth(scope, *d))
                     && flows_to(n, *d)
             }),
         };
@@ -1397,5 +1401,48 @@ mod tests {
         assert_eq!(&text[spans["x"].clone()], "\"[1, \\\"a\\\"]\"");
         assert_eq!(&text[spans[".."].clone()], "\"..\"");
         assert_eq!(spans.len(), 2);
+    }
+
+    /// Every token the grammar offers after `prefix`, `depth` tokens deep, leaves
+    /// something to write next (or ends the state).
+    fn assert_no_dead_end<B: Backend>(grammar: &Grammar<B>, prefix: &mut Vec<u32>, depth: usize) {
+        let Allowed::Only(ids) = grammar.allowed(prefix) else {
+            return;
+        };
+        assert!(!ids.is_empty(), "a dead end after {prefix:?}");
+        if depth == 0 {
+            return;
+        }
+        for id in ids.into_iter().filter(|&id| id != grammar.predictor.stop) {
+            prefix.push(id);
+            assert_no_dead_end(grammar, prefix, depth - 1);
+            prefix.pop();
+        }
+    }
+
+    #[test]
+    fn a_script_call_on_line_one_is_the_modules_and_leads_somewhere() {
+        // Found in the quick start: from a script's line, `<|call|>1 1` was offered
+        // (line 1 starts the module's frame, but never at depth 1) and then no
+        // function name could follow.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
+        let predictor = Predictor::<crate::net::Cpu>::load(&dir, &Default::default()).unwrap();
+        let source = "# sums\ndef f(n):\n    return n\n\nx = f(2)\nprint(x)\n";
+        let context = predictor.prepare(source, None).unwrap();
+        let state = State {
+            event: Event::Line,
+            line: 5,
+            source: "x = f(2)".into(),
+            function: "<module>".into(),
+            depth: 0,
+            stack: Vec::new(),
+            locals: [("f".to_string(), "0".to_string())].into_iter().collect(),
+            globals: IndexMap::new(),
+            value: None,
+            stdout: String::new(),
+        };
+        let grammar = Grammar::new(&predictor, &context.text, &state, &Action::StepInto);
+        let mut prefix = predictor.encode("<|call|>").unwrap();
+        assert_no_dead_end(&grammar, &mut prefix, 5);
     }
 }
