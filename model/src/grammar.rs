@@ -610,8 +610,8 @@ impl Layout {
     }
 
     /// Where a frame of `caller`, shown at `line`, calls `callee`: `line` itself if it
-    /// names the callee, else the one line of the caller that does (not a `def` or
-    /// `class` line). A stack derived after a jump keeps the caller's line from
+    /// names the callee, else the one line of the caller that does (not a `def`
+    /// line; a class body is called from its `class` line). A stack derived after a jump keeps the caller's line from
     /// before the jump (a breakpoint hit from the module's `def` line showed the
     /// module at that `def`); calls by no name (`__init__`, operators) keep `line`, as
     /// does a callee named on several lines. `lines` are the program's lines.
@@ -626,7 +626,7 @@ impl Layout {
             lines.get((l as usize).wrapping_sub(1)).is_some_and(|text| {
                 let code = text.as_ref().trim_start();
                 let def = code.starts_with("def ") || code.starts_with("async def ");
-                !def && identifiers(code).contains(callee)
+                !def && words(code).any(|w| w == callee)
             })
         };
         if names(line) {

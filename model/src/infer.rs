@@ -364,8 +364,9 @@ impl<B: Backend> Predictor<B> {
             return self.predict_one(context, current, action);
         };
         let mut at = current.clone();
+        // What the steps passed on the way printed (not the last one's).
         let (mut stdout, mut probability) = (String::new(), 1.0);
-        // The step that ended the walk; its own stdout is already in `stdout`.
+        // The step that ended the walk: on a breakpoint line, or the end.
         let mut last = None;
         for _ in 0..BREAKPOINT_WALK {
             // A step that fails (the model lost its way) leaves the jump to the model.
@@ -374,26 +375,24 @@ impl<B: Backend> Predictor<B> {
             };
             probability *= step.probability;
             match &step.outcome {
-                Outcome::State { state } => {
+                Outcome::State { state }
+                    if !(state.event == Event::Line && lines.contains(&state.line)) =>
+                {
                     stdout.push_str(&state.stdout);
                     at = state.clone();
-                    if state.event == Event::Line && lines.contains(&state.line) {
-                        last = Some((step, true));
-                        break;
-                    }
                 }
                 _ => {
-                    last = Some((step, false));
+                    last = Some(step);
                     break;
                 }
             }
         }
-        let (mut prediction, counted) = match last {
-            Some(last) => last,
+        let mut prediction = match last {
+            Some(step) => step,
             None => {
                 let jump = self.predict_one(context, &at, action)?;
                 probability *= jump.probability;
-                (jump, false)
+                jump
             }
         };
         prediction.probability = probability;
@@ -401,8 +400,7 @@ impl<B: Backend> Predictor<B> {
         // state shown (so the next step continues it).
         match &mut prediction.outcome {
             Outcome::State { state } | Outcome::Start { state } => {
-                let own = std::mem::take(&mut state.stdout);
-                state.stdout = if counted { stdout } else { stdout + &own };
+                state.stdout = stdout + &state.stdout;
                 if let Some((tail, _)) = &mut context.tail {
                     *tail = state.clone();
                 }
@@ -1200,19 +1198,20 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 .flow
                 .is_none_or(|(at, lines)| *at != d || lines.contains(&(n as u32)))
         };
+        // Line `n` at depth `d` in frame `f` (any if `None`): control flows there and
+        // some frame that runs the line fits (a line-1 `call` is the module's, never
+        // at depth 1 of a script).
+        let fits = |n: usize, d: u32, f: Option<&str>| {
+            flows_to(n, d)
+                && scope_of(n)
+                    .iter()
+                    .any(|scope| f.is_none_or(|f| f == *scope) && at_depth(scope, d))
+        };
         let reachable = |n: usize, depth: Option<u32>| match frames {
-            None => depth.is_none_or(|d| {
-                flows_to(n, d) && scope_of(n).iter().any(|scope| at_depth(scope, d))
-            }),
-            // Some frame that runs the line fits the depth (a line-1 `call` is the
-            // module's, never at depth 1 of a script).
-            Some(fs) => fs.iter().any(|(d, f)| {
-                depth.is_none_or(|depth| depth == *d)
-                    && scope_of(n)
-                        .iter()
-                        .any(|scope| f.is_none_or(|f| f == *scope) && at_depth(scope, *d))
-                    && flows_to(n, *d)
-            }),
+            None => depth.is_none_or(|d| fits(n, d, None)),
+            Some(fs) => fs
+                .iter()
+                .any(|&(d, f)| depth.is_none_or(|depth| depth == d) && fits(n, d, f)),
         };
         let line_ok = digits(fields[0])
             && if fields.len() > 1 {

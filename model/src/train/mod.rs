@@ -431,16 +431,16 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        for text in [
+        let [gpu, fixture]: [TrainConfig; 2] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
-        ] {
-            let other: TrainConfig = toml::from_str(text).expect("a committed config parses");
+        ]
+        .map(|text| toml::from_str(text).expect("a committed config parses"));
+        for other in [&gpu, &fixture] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
         }
         // The GPU leg's checkpoint must be a drop-in replacement for the shipped one.
-        let gpu: TrainConfig = toml::from_str(include_str!("../../configs/gpu.toml")).unwrap();
         assert_eq!(format!("{:?}", gpu.model), format!("{:?}", shipped.model));
         assert_eq!(gpu.tokenizer.vocab_size, shipped.tokenizer.vocab_size);
     }
