@@ -13,7 +13,7 @@
 
 use super::corpus::{self, CorpusStats, ScanOptions};
 use super::episodes::{sample_episode, Episode, EpisodeOptions};
-use super::generate::{generate, GenConfig};
+use super::generate::{generate, generate_script, GenConfig};
 use super::shards::{self, Counts, ShardStats, TokenCounter};
 use crate::tracer::{self, trace, Limits, Program, TraceError};
 use anyhow::Context;
@@ -38,6 +38,11 @@ pub struct DatasetOptions {
     /// How many generated programs to trace.
     #[arg(long, default_value_t = 20_000)]
     pub generated: usize,
+    /// How many generated *scripts* to trace whole (module-level code calling the
+    /// functions, as a user's script runs; origin `generated_script`).
+    #[arg(long, default_value_t = 0)]
+    #[serde(default)]
+    pub generated_scripts: usize,
     /// Difficulty levels (1 to 3) of generated programs, used in turn.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
     pub levels: Vec<u32>,
@@ -441,6 +446,19 @@ fn collect_jobs(
         let program = generate(seed, &GenConfig::level(levels[i % levels.len()]));
         jobs.push(Job {
             origin: "generated".into(),
+            source: program.source,
+            call: program.call,
+        });
+    }
+    for i in 0..options.generated_scripts {
+        let seed = fnv(&[
+            b"script",
+            &options.seed.to_le_bytes(),
+            &(i as u64).to_le_bytes(),
+        ]);
+        let program = generate_script(seed, &GenConfig::level(levels[i % levels.len()]));
+        jobs.push(Job {
+            origin: "generated_script".into(),
             source: program.source,
             call: program.call,
         });

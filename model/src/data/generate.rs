@@ -83,9 +83,33 @@ pub struct GeneratedProgram {
 
 /// The program for `seed` at `config`: the same seed and config give the same text.
 pub fn generate(seed: u64, config: &GenConfig) -> GeneratedProgram {
+    shortest(seed, config, |gen| gen.program())
+}
+
+/// The program for `seed` as a script a user would run: the same kind of module, then
+/// module-level code that calls the entry function (its call is empty: the whole
+/// script is traced). Debugging sessions step through scripts, so the model must
+/// learn the module's own frame too.
+pub fn generate_script(seed: u64, config: &GenConfig) -> GeneratedProgram {
+    shortest(seed, config, |mut gen| {
+        let program = gen.program_parts();
+        let driver = gen.driver();
+        GeneratedProgram {
+            source: format!("{}\n\n{driver}", program.source),
+            call: String::new(),
+        }
+    })
+}
+
+/// The first of a few draws within `config.max_lines`, else the shortest.
+fn shortest(
+    seed: u64,
+    config: &GenConfig,
+    draw: impl Fn(Gen) -> GeneratedProgram,
+) -> GeneratedProgram {
     let mut best: Option<GeneratedProgram> = None;
     for attempt in 0..8u64 {
-        let program = Gen::new(seed.wrapping_add(attempt << 48), config).program();
+        let program = draw(Gen::new(seed.wrapping_add(attempt << 48), config));
         let lines = program.source.lines().count();
         if lines <= config.max_lines {
             return program;
@@ -510,6 +534,8 @@ struct Gen<'c> {
     used_names: Vec<String>,
     /// Objects are made and used in the entry function only (keeps the call depth).
     in_entry: bool,
+    /// The entry function's name and parameters, once written.
+    entry: Option<(String, Vec<(String, Ty)>, Ty)>,
 }
 
 /// Most loop iterations (product over nesting) at any point of a function.
@@ -533,6 +559,7 @@ impl<'c> Gen<'c> {
             ret: Ty::Int,
             used_names: Vec::new(),
             in_entry: false,
+            entry: None,
         }
     }
 
@@ -563,6 +590,10 @@ impl<'c> Gen<'c> {
     }
 
     fn program(mut self) -> GeneratedProgram {
+        self.program_parts()
+    }
+
+    fn program_parts(&mut self) -> GeneratedProgram {
         let mut parts: Vec<String> = Vec::new();
         if self.chance(0.25) {
             let name = self.pick(&["LIMIT", "BASE", "STEP", "OFFSET"]).to_string();
@@ -716,12 +747,83 @@ impl<'c> Gen<'c> {
         let value = self.expr(ret, 2);
         self.emit(format!("return {value}"));
         let args: Vec<String> = params.iter().map(|(_, ty)| self.literal(*ty)).collect();
+        self.entry = Some((name.clone(), params.clone(), ret));
         let def = format!(
             "def {name}({}):\n{}\n",
             join_names(&params),
             self.lines.join("\n")
         );
         (def, format!("{name}({})", args.join(", ")))
+    }
+
+    /// Module-level code calling the entry function, as scripts end: its arguments
+    /// as module variables, then one call printed, a loop of calls accumulated, or
+    /// two calls compared; sometimes under `if __name__ == "__main__":`.
+    fn driver(&mut self) -> String {
+        let (name, params, ret) = self.entry.clone().expect("the entry is written first");
+        let mut lines: Vec<String> = Vec::new();
+        let call = |params: &[(String, Ty)]| {
+            let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+            format!("{name}({})", names.join(", "))
+        };
+        let form = self.rng.random_range(0..3);
+        if form == 1 {
+            // A loop over a few values of one argument, the others fixed.
+            let looped = self.rng.random_range(0..params.len());
+            for (i, (p, ty)) in params.iter().enumerate() {
+                if i != looped {
+                    lines.push(format!("{p} = {}", self.literal(*ty)));
+                }
+            }
+            let (p, ty) = &params[looped];
+            let count = self.rng.random_range(2..=3);
+            let values: Vec<String> = (0..count).map(|_| self.literal(*ty)).collect();
+            let out = self.module_name(&["results", "outputs", "seen", "answers"]);
+            let summed = ret == Ty::Int && self.chance(0.5);
+            if summed {
+                lines.push(format!("{out} = 0"));
+            } else {
+                lines.push(format!("{out} = []"));
+            }
+            lines.push(format!("for {p} in [{}]:", values.join(", ")));
+            if summed {
+                lines.push(format!("    {out} = {out} + {}", call(&params)));
+            } else {
+                lines.push(format!("    {out}.append({})", call(&params)));
+            }
+            lines.push(format!("print(\"{out}\", {out})"));
+        } else {
+            for (p, ty) in &params {
+                lines.push(format!("{p} = {}", self.literal(*ty)));
+            }
+            let out = self.module_name(&["result", "answer", "value", "out"]);
+            lines.push(format!("{out} = {}", call(&params)));
+            if form == 2 {
+                // A second call with one argument changed.
+                let (p, ty) = params[self.rng.random_range(0..params.len())].clone();
+                lines.push(format!("{p} = {}", self.literal(ty)));
+                let other = self.module_name(&["again", "second", "other", "later"]);
+                lines.push(format!("{other} = {}", call(&params)));
+                lines.push(format!("print({out}, {other}, {out} == {other})"));
+            } else {
+                lines.push(format!("print({out})"));
+            }
+        }
+        if self.chance(0.3) {
+            let body: Vec<String> = lines.iter().map(|l| format!("    {l}")).collect();
+            format!("if __name__ == \"__main__\":\n{}\n", body.join("\n"))
+        } else {
+            format!("{}\n", lines.join("\n"))
+        }
+    }
+
+    /// A module variable's name that no function, class or argument of the module has.
+    fn module_name(&mut self, pool: &[&str]) -> String {
+        if let Some((_, params, _)) = &self.entry {
+            let names: Vec<String> = params.iter().map(|(n, _)| n.clone()).collect();
+            self.used_names.extend(names);
+        }
+        self.fresh_global(pool)
     }
 
     fn emit(&mut self, line: String) {
@@ -1813,6 +1915,27 @@ mod tests {
     }
 
     #[test]
+    fn a_script_is_the_module_then_code_that_calls_its_entry() {
+        let config = GenConfig::level(2);
+        let forms: Vec<String> = (0..60)
+            .map(|seed| {
+                let script = generate_script(seed, &config);
+                assert!(script.call.is_empty());
+                assert_eq!(script, generate_script(seed, &config));
+                script.source
+            })
+            .collect();
+        let has = |mark: &str| forms.iter().filter(|s| s.contains(mark)).count();
+        assert!(has("\nfor ") >= 5, "module-level loops: {}", has("\nfor "));
+        assert!(has("if __name__ == \"__main__\":") >= 5);
+        // Module-level lines call a function defined above them.
+        for source in &forms {
+            let last = source.trim_end().lines().last().unwrap();
+            assert!(last.contains("print("), "{source}");
+        }
+    }
+
+    #[test]
     fn harder_levels_write_longer_programs() {
         let mean_lines = |level| {
             let config = GenConfig::level(level);
@@ -1829,8 +1952,9 @@ mod tests {
         );
     }
 
-    /// Trace programs of every level with real Python: none may fail to compile or run
-    /// away, few may end in an uncaught error, and traces must stay short.
+    /// Trace programs of every level with real Python, one in four a script: none may
+    /// fail to compile or run away, few may end in an uncaught error, and traces must
+    /// stay short; a script runs in the module's frame and calls into its functions.
     #[test]
     fn generated_programs_trace_and_terminate() {
         use crate::tracer::{trace, Limits, Program};
@@ -1841,19 +1965,37 @@ mod tests {
             max_seconds: 5.0,
             ..Limits::default()
         };
-        let results: Vec<(String, usize, String)> = (0..240u64)
+        let results: Vec<(String, usize, String)> = (0..320u64)
             .into_par_iter()
             .map(|seed| {
-                let program = generate(seed, &GenConfig::level(1 + (seed % 3) as u32));
+                let config = GenConfig::level(1 + (seed % 3) as u32);
+                let script = seed % 4 == 3;
+                let program = if script {
+                    generate_script(seed, &config)
+                } else {
+                    generate(seed, &config)
+                };
                 let path = dir.path().join(format!("p{seed}.py"));
                 std::fs::write(&path, &program.source).unwrap();
-                let loaded = Program::load(&path, Some(program.call.clone())).unwrap();
+                let call = (!script).then(|| program.call.clone());
+                let loaded = Program::load(&path, call).unwrap();
                 match trace(&loaded, &limits) {
-                    Ok(t) => (
-                        t.tree.exit().kind().to_string(),
-                        t.tree.len(),
-                        format!("{}", t.tree.exit()),
-                    ),
+                    Ok(t) => {
+                        if script {
+                            let states = t.tree.states();
+                            assert_eq!(states[0].function, "<module>", "{}", program.source);
+                            assert!(
+                                states.iter().any(|s| s.depth >= 1),
+                                "a script that calls nothing: {}",
+                                program.source
+                            );
+                        }
+                        (
+                            t.tree.exit().kind().to_string(),
+                            t.tree.len(),
+                            format!("{}", t.tree.exit()),
+                        )
+                    }
                     Err(e) => (
                         "failed".to_string(),
                         0,
