@@ -2,7 +2,7 @@
 # One training leg on a lent GPU machine, for the device tool's `run`: it runs in the
 # repository root there and sends back what it writes under $OUT. Prepare here first:
 #   cargo build --release -p neural-model --features cuda
-#   neural-model dataset --out data/dataset --generated 4000 --corpus ../shared/corpus
+#   neural-model dataset --out data/dataset --generated 4000 --generated-scripts 1500 --corpus ../shared/corpus
 #   mkdir -p runs/gpu && cp model/weights/default/tokenizer.json runs/gpu/
 # then run `bash model/scripts/gpu_leg.sh 480` there with carry = target/release/neural-model,
 # data/dataset, runs/gpu. Training stops after LIMIT seconds (a checkpoint every 100
