@@ -719,13 +719,15 @@ mod tests {
         let out = dir.path().join("out");
         let options = DatasetOptions {
             corpus: vec![dir.path().join("corpus")],
+            generated_scripts: 6,
             ..small(&out)
         };
         let words = |text: &str| text.split_whitespace().count();
         let manifest = build_dataset_counting(&options, Some(&words)).unwrap();
 
-        assert_eq!(manifest.totals.programs, 27);
+        assert_eq!(manifest.totals.programs, 33);
         assert_eq!(manifest.sources["algos"].programs, 3);
+        assert_eq!(manifest.sources["generated_script"].programs, 6);
         // `double(y)` names nothing defined: counted, not fatal.
         assert_eq!(
             manifest.totals.failures.get("no states: NameError"),
@@ -733,7 +735,7 @@ mod tests {
         );
         assert_eq!(
             manifest.totals.traced + manifest.totals.failures.values().sum::<usize>(),
-            27
+            33
         );
         assert!(manifest.totals.episodes >= 3 * 24);
         assert_eq!(
@@ -754,6 +756,9 @@ mod tests {
                 for episode in shards::read_shard(&file).unwrap() {
                     read += 1;
                     assert_eq!(split_of(&episode.source, 20, 20), split);
+                    // A script is traced whole, from its module frame.
+                    let script = episode.origin == "generated_script";
+                    assert_eq!(script, episode.call.is_none(), "{}", episode.origin);
                     let previous =
                         split_of_source.insert(episode.source.clone(), split.to_string());
                     assert!(previous.is_none_or(|p| p == split));
