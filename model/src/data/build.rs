@@ -13,7 +13,7 @@
 
 use super::corpus::{self, CorpusStats, ScanOptions};
 use super::episodes::{sample_episode, Episode, EpisodeOptions};
-use super::generate::{generate, generate_script, GenConfig};
+use super::generate::{generate, generate_script, GenConfig, GeneratedProgram};
 use super::shards::{self, Counts, ShardStats, TokenCounter};
 use crate::tracer::{self, trace, Limits, Program, TraceError};
 use anyhow::Context;
@@ -437,31 +437,26 @@ fn collect_jobs(
     } else {
         options.levels.clone()
     };
-    for i in 0..options.generated {
-        let seed = fnv(&[
-            b"program",
-            &options.seed.to_le_bytes(),
-            &(i as u64).to_le_bytes(),
-        ]);
-        let program = generate(seed, &GenConfig::level(levels[i % levels.len()]));
-        jobs.push(Job {
-            origin: "generated".into(),
-            source: program.source,
-            call: program.call,
-        });
-    }
-    for i in 0..options.generated_scripts {
-        let seed = fnv(&[
+    type Generator = fn(u64, &GenConfig) -> GeneratedProgram;
+    let kinds: [(usize, &[u8], &str, Generator); 2] = [
+        (options.generated, b"program", "generated", generate),
+        (
+            options.generated_scripts,
             b"script",
-            &options.seed.to_le_bytes(),
-            &(i as u64).to_le_bytes(),
-        ]);
-        let program = generate_script(seed, &GenConfig::level(levels[i % levels.len()]));
-        jobs.push(Job {
-            origin: "generated_script".into(),
-            source: program.source,
-            call: program.call,
-        });
+            "generated_script",
+            generate_script,
+        ),
+    ];
+    for (count, tag, origin, make) in kinds {
+        for i in 0..count {
+            let seed = fnv(&[tag, &options.seed.to_le_bytes(), &(i as u64).to_le_bytes()]);
+            let program = make(seed, &GenConfig::level(levels[i % levels.len()]));
+            jobs.push(Job {
+                origin: origin.into(),
+                source: program.source,
+                call: program.call,
+            });
+        }
     }
     let generate_seconds = generating.elapsed().as_secs_f64();
     let scan_options = ScanOptions {

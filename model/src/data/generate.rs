@@ -534,8 +534,16 @@ struct Gen<'c> {
     used_names: Vec<String>,
     /// Objects are made and used in the entry function only (keeps the call depth).
     in_entry: bool,
-    /// The entry function's name and parameters, once written.
-    entry: Option<(String, Vec<(String, Ty)>, Ty)>,
+    /// The entry function, once written.
+    entry: Option<Entry>,
+}
+
+/// The entry function's signature, for the module-level code of a script.
+#[derive(Clone)]
+struct Entry {
+    name: String,
+    params: Vec<(String, Ty)>,
+    ret: Ty,
 }
 
 /// Most loop iterations (product over nesting) at any point of a function.
@@ -747,7 +755,11 @@ impl<'c> Gen<'c> {
         let value = self.expr(ret, 2);
         self.emit(format!("return {value}"));
         let args: Vec<String> = params.iter().map(|(_, ty)| self.literal(*ty)).collect();
-        self.entry = Some((name.clone(), params.clone(), ret));
+        self.entry = Some(Entry {
+            name: name.clone(),
+            params: params.clone(),
+            ret,
+        });
         let def = format!(
             "def {name}({}):\n{}\n",
             join_names(&params),
@@ -760,7 +772,7 @@ impl<'c> Gen<'c> {
     /// as module variables, then one call printed, a loop of calls accumulated, or
     /// two calls compared; sometimes under `if __name__ == "__main__":`.
     fn driver(&mut self) -> String {
-        let (name, params, ret) = self.entry.clone().expect("the entry is written first");
+        let Entry { name, params, ret } = self.entry.clone().expect("the entry is written first");
         let mut lines: Vec<String> = Vec::new();
         let call = |params: &[(String, Ty)]| {
             let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
@@ -819,8 +831,8 @@ impl<'c> Gen<'c> {
 
     /// A module variable's name that no function, class or argument of the module has.
     fn module_name(&mut self, pool: &[&str]) -> String {
-        if let Some((_, params, _)) = &self.entry {
-            let names: Vec<String> = params.iter().map(|(n, _)| n.clone()).collect();
+        if let Some(entry) = &self.entry {
+            let names: Vec<String> = entry.params.iter().map(|(n, _)| n.clone()).collect();
             self.used_names.extend(names);
         }
         self.fresh_global(pool)
