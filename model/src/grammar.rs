@@ -611,9 +611,9 @@ impl Layout {
 
     /// Where a frame of `caller`, shown at `line`, calls `callee`: `line` itself if it
     /// names the callee, else the one line of the caller that does (not a `def`
-    /// line; a class body is called from its `class` line). A stack derived after a jump keeps the caller's line from
-    /// before the jump (a breakpoint hit from the module's `def` line showed the
-    /// module at that `def`); calls by no name (`__init__`, operators) keep `line`, as
+    /// line; a class body is called from its `class` line). A stack derived after a
+    /// jump keeps the caller's line from before the jump (a breakpoint hit from the
+    /// module's `def` line showed the module at that `def`); calls by no name (`__init__`, operators) keep `line`, as
     /// does a callee named on several lines. `lines` are the program's lines.
     pub fn call_site<S: AsRef<str>>(
         &self,

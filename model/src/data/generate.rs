@@ -83,7 +83,7 @@ pub struct GeneratedProgram {
 
 /// The program for `seed` at `config`: the same seed and config give the same text.
 pub fn generate(seed: u64, config: &GenConfig) -> GeneratedProgram {
-    shortest(seed, config, |gen| gen.program())
+    shortest(seed, config, |mut gen| gen.program())
 }
 
 /// The program for `seed` as a script a user would run: the same kind of module, then
@@ -92,7 +92,7 @@ pub fn generate(seed: u64, config: &GenConfig) -> GeneratedProgram {
 /// learn the module's own frame too.
 pub fn generate_script(seed: u64, config: &GenConfig) -> GeneratedProgram {
     shortest(seed, config, |mut gen| {
-        let program = gen.program_parts();
+        let program = gen.program();
         let driver = gen.driver();
         GeneratedProgram {
             source: format!("{}\n\n{driver}", program.source),
@@ -539,7 +539,6 @@ struct Gen<'c> {
 }
 
 /// The entry function's signature, for the module-level code of a script.
-#[derive(Clone)]
 struct Entry {
     name: String,
     params: Vec<(String, Ty)>,
@@ -583,7 +582,7 @@ impl<'c> Gen<'c> {
         self.rng.random_range(lo..=hi)
     }
 
-    /// A module-level name (function, class) not used yet.
+    /// A module-level name (function, class, script variable) not used yet.
     fn fresh_global(&mut self, pool: &[&str]) -> String {
         for _ in 0..8 {
             let name = self.pick(pool).to_string();
@@ -597,11 +596,7 @@ impl<'c> Gen<'c> {
         name
     }
 
-    fn program(mut self) -> GeneratedProgram {
-        self.program_parts()
-    }
-
-    fn program_parts(&mut self) -> GeneratedProgram {
+    fn program(&mut self) -> GeneratedProgram {
         let mut parts: Vec<String> = Vec::new();
         if self.chance(0.25) {
             let name = self.pick(&["LIMIT", "BASE", "STEP", "OFFSET"]).to_string();
@@ -772,7 +767,10 @@ impl<'c> Gen<'c> {
     /// as module variables, then one call printed, a loop of calls accumulated, or
     /// two calls compared; sometimes under `if __name__ == "__main__":`.
     fn driver(&mut self) -> String {
-        let Entry { name, params, ret } = self.entry.clone().expect("the entry is written first");
+        let Entry { name, params, ret } = self.entry.take().expect("the entry is written first");
+        // Module variables must not take an argument's name.
+        self.used_names
+            .extend(params.iter().map(|(n, _)| n.clone()));
         let mut lines: Vec<String> = Vec::new();
         let call = |params: &[(String, Ty)]| {
             let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
@@ -790,31 +788,27 @@ impl<'c> Gen<'c> {
             let (p, ty) = &params[looped];
             let count = self.rng.random_range(2..=3);
             let values: Vec<String> = (0..count).map(|_| self.literal(*ty)).collect();
-            let out = self.module_name(&["results", "outputs", "seen", "answers"]);
-            let summed = ret == Ty::Int && self.chance(0.5);
-            if summed {
-                lines.push(format!("{out} = 0"));
+            let out = self.fresh_global(&["results", "outputs", "seen", "answers"]);
+            let (start, add) = if ret == Ty::Int && self.chance(0.5) {
+                ("0", format!("{out} = {out} + {}", call(&params)))
             } else {
-                lines.push(format!("{out} = []"));
-            }
+                ("[]", format!("{out}.append({})", call(&params)))
+            };
+            lines.push(format!("{out} = {start}"));
             lines.push(format!("for {p} in [{}]:", values.join(", ")));
-            if summed {
-                lines.push(format!("    {out} = {out} + {}", call(&params)));
-            } else {
-                lines.push(format!("    {out}.append({})", call(&params)));
-            }
+            lines.push(format!("    {add}"));
             lines.push(format!("print(\"{out}\", {out})"));
         } else {
             for (p, ty) in &params {
                 lines.push(format!("{p} = {}", self.literal(*ty)));
             }
-            let out = self.module_name(&["result", "answer", "value", "out"]);
+            let out = self.fresh_global(&["result", "answer", "value", "out"]);
             lines.push(format!("{out} = {}", call(&params)));
             if form == 2 {
                 // A second call with one argument changed.
                 let (p, ty) = params[self.rng.random_range(0..params.len())].clone();
                 lines.push(format!("{p} = {}", self.literal(ty)));
-                let other = self.module_name(&["again", "second", "other", "later"]);
+                let other = self.fresh_global(&["again", "second", "other", "later"]);
                 lines.push(format!("{other} = {}", call(&params)));
                 lines.push(format!("print({out}, {other}, {out} == {other})"));
             } else {
@@ -827,15 +821,6 @@ impl<'c> Gen<'c> {
         } else {
             format!("{}\n", lines.join("\n"))
         }
-    }
-
-    /// A module variable's name that no function, class or argument of the module has.
-    fn module_name(&mut self, pool: &[&str]) -> String {
-        if let Some(entry) = &self.entry {
-            let names: Vec<String> = entry.params.iter().map(|(n, _)| n.clone()).collect();
-            self.used_names.extend(names);
-        }
-        self.fresh_global(pool)
     }
 
     fn emit(&mut self, line: String) {
@@ -1940,7 +1925,7 @@ mod tests {
         let has = |mark: &str| forms.iter().filter(|s| s.contains(mark)).count();
         assert!(has("\nfor ") >= 5, "module-level loops: {}", has("\nfor "));
         assert!(has("if __name__ == \"__main__\":") >= 5);
-        // Module-level lines call a function defined above them.
+        // A script ends by printing what it computed.
         for source in &forms {
             let last = source.trim_end().lines().last().unwrap();
             assert!(last.contains("print("), "{source}");
