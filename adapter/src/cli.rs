@@ -9,7 +9,7 @@
 use crate::engine::{self, Engine, EngineConfig, EngineKind, ExceptionStops};
 use crate::lines::{executable_lines, place_breakpoint};
 use crate::session::{Move, Session, SessionError, Step, Stop, StopReason};
-use crate::view::View;
+use crate::view::{probability_text, View};
 use neural_model::{Event, Program, State};
 use std::collections::BTreeSet;
 use std::io::{self, BufRead, Write};
@@ -435,7 +435,7 @@ impl Debugger {
         for (name, value) in &state.locals {
             // A model's confidence in each value, where it gives one.
             match stop.confidence.as_ref().and_then(|c| c.get(name)) {
-                Some(p) => writeln!(out, "{name} = {value}  (p={p:.3})")?,
+                Some(&p) => writeln!(out, "{name} = {value}  (p={})", probability_text(p))?,
                 None => writeln!(out, "{name} = {value}")?,
             }
         }
@@ -475,7 +475,8 @@ fn describe(reason: StopReason, stop: &Stop) -> String {
     }
     .to_string();
     if let Some(p) = stop.probability {
-        text.push_str(&format!(", p={p:.3}"));
+        // A walk's probability is the product of its steps', often tiny: never "0.000".
+        text.push_str(&format!(", p={}", probability_text(p)));
     }
     match &stop.check {
         Some(notes) if notes.is_empty() => text.push_str(", matches Python"),
@@ -681,12 +682,18 @@ mod tests {
         stop.check = Some(Vec::new());
         assert_eq!(
             describe(StopReason::Breakpoint, &stop),
-            "breakpoint, p=0.973, matches Python"
+            "breakpoint, p=0.97, matches Python"
         );
         stop.check = Some(vec!["x is 3, Python has 2".into()]);
         assert_eq!(
             describe(StopReason::Step, &stop),
-            "step, p=0.973, differs from Python: x is 3, Python has 2"
+            "step, p=0.97, differs from Python: x is 3, Python has 2"
+        );
+        stop.probability = Some(0.00031);
+        stop.check = None;
+        assert_eq!(
+            describe(StopReason::Breakpoint, &stop),
+            "breakpoint, p=3.1e-4"
         );
         assert_eq!(run(&mut d, &["locals"]), "x = 0\n");
         assert_eq!(one_line("bad\n  prediction\n"), "bad prediction");
@@ -745,11 +752,11 @@ mod tests {
         let mut d = Debugger::new(Arc::new(Guessing), program, "p.py".into()).unwrap();
         assert_eq!(
             run(&mut d, &["n", "locals"]),
-            "> p.py(2)<module>()  [step, p=0.900]\n-> x += 1\nx = 1  (p=0.800)\n"
+            "> p.py(2)<module>()  [step, p=0.90]\n-> x += 1\nx = 1  (p=0.80)\n"
         );
         assert_eq!(
             run(&mut d, &["set x 41", "n", "p x"]),
-            "x = 41\n> p.py(3)<module>()  [step, p=0.900]\n-> x += 1\n42\n"
+            "x = 41\n> p.py(3)<module>()  [step, p=0.90]\n-> x += 1\n42\n"
         );
         assert_eq!(
             run(&mut d, &["set x 'a'", "n", "p x"]),
