@@ -230,17 +230,22 @@ pub fn check_grammar<B: Backend>(
             continue;
         };
         let mut current = &episode.start;
+        // The state one forward step before `current`, as the debugger knows it.
+        let mut came_from = None;
         for (action, truth) in &episode.steps {
             if checked >= limit {
                 return (checked, refused);
             }
             checked += 1;
-            if let Err(why) = predictor.grammar_admits(&context, current, action, truth) {
+            if let Err(why) = predictor.grammar_admits(&context, current, came_from, action, truth)
+            {
                 refused.push(format!(
                     "episode {index} ({}) {action}: {why}",
                     episode.origin
                 ));
             }
+            let forward = matches!(action, Action::StepInto | Action::StepOver);
+            came_from = forward.then_some(current);
             match truth.state() {
                 Some(state) => current = state,
                 None => break,

@@ -75,6 +75,35 @@ pub struct Prediction {
     pub text: String,
 }
 
+/// A step from a `for` line: the loop variable, the values it can take (JSON strings
+/// of their reprs), and whether it must be written (it cannot keep its value).
+struct LoopStep {
+    target: String,
+    options: Vec<String>,
+    must_write: bool,
+}
+
+/// The last state of the episode in a program's cache.
+struct Tail {
+    state: State,
+    /// The cache position after it.
+    at: usize,
+    /// The state it was reached from by one forward step (Step Into or Step Over), if
+    /// it was: the grammar reads from it how the program came to the current line.
+    came_from: Option<State>,
+}
+
+impl Tail {
+    fn new(state: &State, at: usize, from: &State, action: &Action) -> Self {
+        let forward = matches!(action, Action::StepInto | Action::StepOver);
+        Tail {
+            state: state.clone(),
+            at,
+            came_from: forward.then(|| from.clone()),
+        }
+    }
+}
+
 /// A loaded model, ready to predict for any program.
 pub struct Predictor<B: Backend> {
     model: Llama<B>,
@@ -111,6 +140,32 @@ struct ProgramText {
 }
 
 impl ProgramText {
+    /// Line `line`'s code, without a trailing comment (empty past the end).
+    fn code(&self, line: u32) -> &str {
+        let text = self.lines.get(line as usize - 1).map_or("", String::as_str);
+        text.split(" #").next().unwrap_or(text)
+    }
+
+    /// The lines of the block that the clause header on `line` opens: every line
+    /// after it up to the first statement indented no deeper than the header.
+    fn block(&self, line: u32) -> std::ops::RangeInclusive<u32> {
+        let indent = |text: &str| text.len() - text.trim_start().len();
+        let header = indent(self.code(line));
+        let mut end = self.flow.statement(line).last().copied().unwrap_or(line);
+        for next in end + 1..=self.lines.len() as u32 {
+            let code = self.code(next);
+            let starts = self.flow.statement(next).first() == Some(&next);
+            if code.trim().is_empty() || code.trim_start().starts_with('#') || !starts {
+                continue;
+            }
+            if indent(code) <= header {
+                break;
+            }
+            end = self.flow.statement(next).last().copied().unwrap_or(next);
+        }
+        line + 1..=end
+    }
+
     /// Shows each caller of `state` on the line that calls the frame above it (the
     /// derived stack keeps a caller's line from before a jump).
     fn place_callers(&self, state: &mut State) {
@@ -136,9 +191,9 @@ pub struct ProgramContext<B: Backend> {
     cache: KvCache<B>,
     prefix_len: usize,
     text: ProgramText,
-    /// The state the cache ends with, and the position after it: a step from that
-    /// state continues the episode (as in training) instead of re-reading it in full.
-    tail: Option<(State, usize)>,
+    /// The state the cache ends with: a step from it continues the episode (as in
+    /// training) instead of re-reading it in full.
+    tail: Option<Tail>,
     /// Where the last prediction's outcome began, and what it was predicted from.
     last_prompt: Option<(usize, State, Action)>,
 }
@@ -259,8 +314,10 @@ impl<B: Backend> Predictor<B> {
     ) -> Result<Prediction, PredictError> {
         let max = self.model.max_positions().min(HISTORY_POSITIONS);
         let step = format!("{}{}", render_action(action), language::FRAME_SEP);
-        let continued = match context.tail.take() {
-            Some((state, at)) if &state == current && at + 2 * STATE_ROOM < max => {
+        let tail = context.tail.take().filter(|tail| &tail.state == current);
+        let came_from = tail.as_ref().and_then(|tail| tail.came_from.clone());
+        let continued = match tail {
+            Some(Tail { at, .. }) if at + 2 * STATE_ROOM < max => {
                 context.cache.truncate(at);
                 let mut prompt = vec![self.stop];
                 prompt.extend(self.encode(&step)?);
@@ -298,7 +355,7 @@ impl<B: Backend> Predictor<B> {
             current.clone(),
             action.clone(),
         ));
-        let grammar = Grammar::new(self, &context.text, current, action);
+        let grammar = Grammar::new(self, &context.text, current, came_from.as_ref(), action);
         let decoded = greedy(
             &self.model,
             &mut context.cache,
@@ -337,7 +394,7 @@ impl<B: Backend> Predictor<B> {
         let confidence = self.confidence(&decoded.tokens, &decoded.logprobs, &text, &outcome);
         context.tail = outcome
             .state()
-            .map(|state| (state.clone(), context.cache.len()));
+            .map(|state| Tail::new(state, context.cache.len(), current, action));
         Ok(Prediction {
             outcome,
             probability: (decoded.logprob() as f64).exp(),
@@ -401,8 +458,9 @@ impl<B: Backend> Predictor<B> {
         match &mut prediction.outcome {
             Outcome::State { state } | Outcome::Start { state } => {
                 state.stdout = stdout + &state.stdout;
-                if let Some((tail, _)) = &mut context.tail {
-                    *tail = state.clone();
+                // (It was reached by the walk's last Step Into, if the walk made it.)
+                if let Some(tail) = &mut context.tail {
+                    tail.state = state.clone();
                 }
             }
             Outcome::Exit { stdout: own, .. } => *own = stdout + own,
@@ -415,15 +473,17 @@ impl<B: Backend> Predictor<B> {
 
     /// Whether the grammar lets the model write `truth` as the outcome of `action` at
     /// `current` (`Err` names the first token it refuses): the constraints must never
-    /// rule out what really happens.
+    /// rule out what really happens. `came_from`: the state one forward step (Step
+    /// Into or Step Over) before `current`, where it is known.
     pub fn grammar_admits(
         &self,
         context: &ProgramContext<B>,
         current: &State,
+        came_from: Option<&State>,
         action: &Action,
         truth: &Outcome,
     ) -> Result<(), String> {
-        let grammar = Grammar::new(self, &context.text, current, action);
+        let grammar = Grammar::new(self, &context.text, current, came_from, action);
         let text = render_outcome(Some(current), Some(action), truth);
         let tokens = self.encode(&text).map_err(|e| e.to_string())?;
         for (i, &token) in tokens.iter().enumerate() {
@@ -462,7 +522,7 @@ impl<B: Backend> Predictor<B> {
         }
         context.cache.truncate(at);
         self.model.extend(&tokens, &mut context.cache)?;
-        context.tail = Some((state.clone(), context.cache.len()));
+        context.tail = Some(Tail::new(state, context.cache.len(), &current, &action));
         Ok(())
     }
 
@@ -519,6 +579,8 @@ struct Grammar<'a, B: Backend> {
     predictor: &'a Predictor<B>,
     program: &'a ProgramText,
     prev: &'a State,
+    /// The state one forward step before `prev`, where known.
+    came_from: Option<&'a State>,
     action: &'a Action,
     /// A breakpoint action lands on a `line` state on one of these lines (or ends).
     breakpoints: Option<&'a std::collections::BTreeSet<u32>>,
@@ -528,7 +590,7 @@ struct Grammar<'a, B: Backend> {
     /// The locals a call's state must hold, worked out once (see `bound_arguments`).
     arguments: std::cell::OnceCell<Option<String>>,
     /// A loop variable and the values it can take (see `loop_values`).
-    loop_values: std::cell::OnceCell<Option<(String, Vec<String>)>>,
+    loop_values: std::cell::OnceCell<Option<LoopStep>>,
 }
 
 impl<'a, B: Backend> Grammar<'a, B> {
@@ -536,12 +598,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
         predictor: &'a Predictor<B>,
         program: &'a ProgramText,
         prev: &'a State,
+        came_from: Option<&'a State>,
         action: &'a Action,
     ) -> Self {
         Grammar {
             predictor,
             program,
             prev,
+            came_from,
             action,
             breakpoints: action.breakpoint_lines(),
             spec: std::cell::OnceCell::new(),
@@ -614,7 +678,10 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 return self.only_toward(allowed, tail(&bytes, &text, rest), &[expected]);
             }
             let looping = self.loop_values.get_or_init(|| self.loop_values());
-            if let Some((target, options)) = looping {
+            if let Some(LoopStep {
+                target, options, ..
+            }) = looping
+            {
                 if let Some(written) = value_of(rest, target) {
                     return self.only_toward(allowed, tail(&bytes, &text, written), options);
                 }
@@ -847,8 +914,9 @@ impl<'a, B: Backend> Grammar<'a, B> {
 
     /// After a `for NAME in ITERABLE:` line whose iterable the state shows (a name or
     /// a literal, or a `range` of those), the loop variable can only take one of its
-    /// items: the name, and each item as the JSON string of its repr.
-    fn loop_values(&self) -> Option<(String, Vec<String>)> {
+    /// items, and where the way in is known only the next one (see `next_items`):
+    /// the name, and each item as the JSON string of its repr.
+    fn loop_values(&self) -> Option<LoopStep> {
         let prev = self.prev;
         let forward = matches!(self.action, Action::StepInto | Action::StepOver);
         if !forward || prev.event != Event::Line {
@@ -877,11 +945,90 @@ impl<'a, B: Backend> Grammar<'a, B> {
             None => value(iterable)?,
         };
         let items = crate::entry::elements(&repr)?;
+        let current = shown_value(prev, target);
+        let (items, known) = match self.next_items(target, iterable.trim(), &repr, &items) {
+            Some(next) => (next, true),
+            None => (items, false),
+        };
         let options: Vec<String> = items
             .iter()
             .map(|item| serde_json::Value::from(item.as_str()).to_string())
             .collect();
-        (!options.is_empty()).then(|| (target.to_string(), options))
+        (!options.is_empty()).then(|| LoopStep {
+            target: target.to_string(),
+            options,
+            must_write: known && items.iter().all(|item| Some(item) != current.as_ref()),
+        })
+    }
+
+    /// Of the items of the loop on the current line, those its variable `target` can
+    /// take next: the first when the loop starts (the variable is unbound, or the
+    /// step before came from outside the loop's block), the one after its current
+    /// value when it goes round again (the step before came from inside). All of them
+    /// where that is unknown, or where the loop's block could rebind the variable or
+    /// the iterable, or the program could reorder a list under the loop (appending
+    /// keeps the order): then `None`.
+    fn next_items(
+        &self,
+        target: &str,
+        iterable: &str,
+        repr: &str,
+        items: &[String],
+    ) -> Option<Vec<String>> {
+        let (prev, program) = (self.prev, self.program);
+        let block = program.block(prev.line);
+        let rebinds = block.clone().any(|line| {
+            let code = program.code(line);
+            let bound = grammar::bound_by(code);
+            grammar::words(code).any(|w| w == "del")
+                || bound.contains(target)
+                || bound.contains(iterable)
+        });
+        if rebinds {
+            return None;
+        }
+        let current = shown_value(prev, target);
+        let entering = match (&current, self.came_from) {
+            (None, _) => true,
+            (Some(_), Some(from))
+                if from.event == Event::Line
+                    && from.function == prev.function
+                    && from.depth == prev.depth
+                    && from.line != prev.line =>
+            {
+                !block.contains(&from.line)
+            }
+            _ => return None,
+        };
+        if entering {
+            return Some(items.iter().take(1).cloned().collect());
+        }
+        let reorders = |code: &str| {
+            grammar::words(code).any(|w| {
+                matches!(
+                    w,
+                    "insert" | "remove" | "pop" | "sort" | "reverse" | "clear" | "del"
+                )
+            })
+        };
+        let list = repr.trim_start().starts_with('[');
+        if list
+            && ((1..=program.lines.len() as u32).any(|line| reorders(program.code(line)))
+                || block
+                    .clone()
+                    .any(|line| assigns_an_item(program.code(line))))
+        {
+            return None;
+        }
+        let current = current.expect("a loop going round again has its variable");
+        let next: Vec<String> = items
+            .windows(2)
+            .filter(|pair| pair[0] == current)
+            .map(|pair| pair[1].clone())
+            .collect();
+        // None after it: the loop ends (nothing to bind), or the value is not one of
+        // the items (changed in ways not foreseen here).
+        (!next.is_empty()).then_some(next)
     }
 
     /// What the body of the state whose header is `header` may hold: the names the
@@ -936,6 +1083,17 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 .parameters
                 .get(&line)
                 .cloned()
+                .unwrap_or_default(),
+            // Going into a loop's block, a variable that must take a new value is
+            // written (a diff cannot carry it over unchanged).
+            Some(line) if diff && event == "<|line|>" => self
+                .loop_values
+                .get_or_init(|| self.loop_values())
+                .as_ref()
+                .filter(|step| {
+                    step.must_write && self.program.block(self.prev.line).contains(&line)
+                })
+                .map(|step| vec![step.target.clone()])
                 .unwrap_or_default(),
             _ => Vec::new(),
         };
@@ -1321,6 +1479,20 @@ fn value_of<'r>(rest: &'r str, name: &str) -> Option<&'r str> {
     Some(&rest[at + key.len()..])
 }
 
+/// Whether a line assigns to an item or a slice (`xs[i] = v`, `xs[i] += v`).
+fn assigns_an_item(code: &str) -> bool {
+    let chars: Vec<(usize, char, i32)> = crate::entry::code_chars(code).collect();
+    let assignment = chars.iter().enumerate().find(|(k, &(_, c, depth))| {
+        let before = k.checked_sub(1).map(|k| chars[k].1);
+        let after = chars.get(k + 1).map(|c| c.1);
+        c == '='
+            && depth == 0
+            && !matches!(before, Some('=' | '!' | '<' | '>' | ':'))
+            && after != Some('=')
+    });
+    assignment.is_some_and(|(k, _)| chars[..k].iter().any(|&(_, c, _)| c == ']'))
+}
+
 /// The length of the text before the `)` that closes an already open `(`.
 fn closing_paren(text: &str) -> Option<usize> {
     crate::entry::code_chars(text)
@@ -1440,7 +1612,7 @@ mod tests {
             value: None,
             stdout: String::new(),
         };
-        let grammar = Grammar::new(&predictor, &context.text, &state, &Action::StepInto);
+        let grammar = Grammar::new(&predictor, &context.text, &state, None, &Action::StepInto);
         let mut prefix = predictor.encode("<|call|>").unwrap();
         assert_no_dead_end(&grammar, &mut prefix, 5);
     }
