@@ -364,6 +364,25 @@ pub fn elements(repr: &str) -> Option<Vec<String>> {
     None
 }
 
+/// A dict's `(key, value)` reprs, in order, from its repr (`None` for anything else,
+/// or a repr cut short).
+pub fn dict_items(repr: &str) -> Option<Vec<(String, String)>> {
+    if repr.contains('…') {
+        return None;
+    }
+    let inner = repr.trim().strip_prefix('{')?.strip_suffix('}')?;
+    split_top(inner)
+        .iter()
+        .map(|item| {
+            let at = top_level_colon(item)?;
+            Some((
+                item[..at].trim().to_string(),
+                item[at + 1..].trim().to_string(),
+            ))
+        })
+        .collect()
+}
+
 /// The first `:` of `text` outside strings and brackets (a dict item's separator).
 fn top_level_colon(text: &str) -> Option<usize> {
     code_chars(text)

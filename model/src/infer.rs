@@ -75,10 +75,15 @@ pub struct Prediction {
     pub text: String,
 }
 
-/// A step from a `for` line: the loop variable, the values it can take (JSON strings
-/// of their reprs), and whether it must be written (it cannot keep its value).
+/// A step from a `for` line: per loop variable, the values it can take.
 struct LoopStep {
-    target: String,
+    targets: Vec<LoopTarget>,
+}
+
+/// A loop variable, the values it can take (JSON strings of their reprs), and whether
+/// a step into the loop's block must write it (it cannot keep its value).
+struct LoopTarget {
+    name: String,
     options: Vec<String>,
     must_write: bool,
 }
@@ -678,12 +683,13 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 return self.only_toward(allowed, tail(&bytes, &text, rest), &[expected]);
             }
             let looping = self.loop_values.get_or_init(|| self.loop_values());
-            if let Some(LoopStep {
-                target, options, ..
-            }) = looping
-            {
-                if let Some(written) = value_of(rest, target) {
-                    return self.only_toward(allowed, tail(&bytes, &text, written), options);
+            for target in looping.iter().flat_map(|step| &step.targets) {
+                if let Some(written) = value_of(rest, &target.name) {
+                    let written = tail(&bytes, &text, written);
+                    let options = target.options.iter().map(String::as_bytes);
+                    if !options.clone().any(|o| written.starts_with(o)) {
+                        return self.only_toward(allowed, written, &target.options);
+                    }
                 }
             }
             return match self.returned_value(header, rest) {
@@ -912,10 +918,9 @@ impl<'a, B: Backend> Grammar<'a, B> {
         }
     }
 
-    /// After a `for NAME in ITERABLE:` line whose iterable the state shows (a name or
-    /// a literal, or a `range` of those), the loop variable can only take one of its
-    /// items, and where the way in is known only the next one (see `next_items`):
-    /// the name, and each item as the JSON string of its repr.
+    /// After a `for TARGETS in ITERABLE:` line whose items the state shows (see
+    /// `loop_items`), each loop variable can only take its part of one of the items,
+    /// and where the way in is known only of the next one (see `next_items`).
     fn loop_values(&self) -> Option<LoopStep> {
         let prev = self.prev;
         let forward = matches!(self.action, Action::StepInto | Action::StepOver);
@@ -927,67 +932,172 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let header = code.strip_prefix("for ")?.strip_suffix(':')?;
         let (target, iterable) = header.split_once(" in ")?;
         let target = target.trim();
-        if !target.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        let target = target
+            .strip_prefix('(')
+            .and_then(|t| t.strip_suffix(')'))
+            .unwrap_or(target);
+        let names: Vec<&str> = target.split(',').map(str::trim).collect();
+        let identifier =
+            |n: &&str| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !names.iter().all(identifier) {
             return None;
         }
+        let iterable = iterable.trim();
+        let (items, reads_list) = self.loop_items(iterable)?;
+        // Each item as the parts the targets take.
+        let rows: Vec<Vec<String>> = match names.len() {
+            1 => items.into_iter().map(|item| vec![item]).collect(),
+            n => items
+                .iter()
+                .map(|item| tuple_parts(item).filter(|parts| parts.len() == n))
+                .collect::<Option<_>>()?,
+        };
+        let current: Vec<Option<String>> = names.iter().map(|n| shown_value(prev, n)).collect();
+        let next = self.next_items(&names, iterable, reads_list, &rows, &current);
+        let known = next.is_some();
+        let rows = next.unwrap_or(rows);
+        let targets = names
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let mut options: Vec<String> = rows
+                    .iter()
+                    .map(|row| serde_json::Value::from(row[k].as_str()).to_string())
+                    .collect();
+                options.sort();
+                options.dedup();
+                let keeps = |row: &Vec<String>| Some(&row[k]) == current[k].as_ref();
+                LoopTarget {
+                    name: name.to_string(),
+                    options,
+                    must_write: known && !rows.iter().any(keeps),
+                }
+            })
+            .collect();
+        (!rows.is_empty()).then_some(LoopStep { targets })
+    }
+
+    /// The reprs of the items a loop over `iterable` yields, read from the state: a
+    /// name or a literal, a slice of one with whole-number bounds, `range(...)`,
+    /// `enumerate(...)` or `zip(...)` of those, or a dict name's `.items()`,
+    /// `.keys()` or `.values()`. And whether the loop reads a list in place (which
+    /// its block could reorder under it).
+    fn loop_items(&self, iterable: &str) -> Option<(Vec<String>, bool)> {
+        let prev = self.prev;
+        let iterable = iterable.trim();
         let value = |text: &str| {
             let text = text.trim();
             crate::entry::literal_repr(text)
                 .ok()
                 .or_else(|| shown_value(prev, text))
         };
-        let repr = match iterable.trim().strip_prefix("range(") {
-            Some(args) => {
-                let args = crate::entry::split_top(args.strip_suffix(')')?);
-                let values: Vec<String> = args.iter().map(|a| value(a)).collect::<Option<_>>()?;
-                format!("range({})", values.join(", "))
+        let number = |text: &str| value(text)?.parse::<i64>().ok();
+        if let Some(args) = call_arguments(iterable, "range") {
+            let values: Vec<String> = args.iter().map(|a| value(a)).collect::<Option<_>>()?;
+            let items = crate::entry::elements(&format!("range({})", values.join(", ")))?;
+            return Some((items, false));
+        }
+        if let Some(args) = call_arguments(iterable, "enumerate") {
+            let (items, reads_list) = self.loop_items(args.first()?)?;
+            let start = match args.get(1) {
+                Some(start) => number(start.trim().trim_start_matches("start="))?,
+                None => 0,
+            };
+            let items = items
+                .iter()
+                .zip(start..)
+                .map(|(item, k)| format!("({k}, {item})"))
+                .collect();
+            return Some((items, reads_list));
+        }
+        if let Some(args) = call_arguments(iterable, "zip") {
+            let each: Vec<(Vec<String>, bool)> = args
+                .iter()
+                .map(|a| self.loop_items(a))
+                .collect::<Option<_>>()?;
+            let length = each.iter().map(|(items, _)| items.len()).min()?;
+            let items = (0..length)
+                .map(|k| {
+                    let parts: Vec<&str> =
+                        each.iter().map(|(items, _)| items[k].as_str()).collect();
+                    format!("({})", parts.join(", "))
+                })
+                .collect();
+            return Some((items, each.iter().any(|(_, list)| *list)));
+        }
+        for (view, part) in [
+            (".items()", None),
+            (".keys()", Some(0)),
+            (".values()", Some(1)),
+        ] {
+            if let Some(name) = iterable.strip_suffix(view) {
+                let pairs = crate::entry::dict_items(&shown_value(prev, name)?)?;
+                let items = pairs
+                    .into_iter()
+                    .map(|(key, value)| match part {
+                        None => format!("({key}, {value})"),
+                        Some(0) => key,
+                        Some(_) => value,
+                    })
+                    .collect();
+                return Some((items, false));
             }
-            None => value(iterable)?,
-        };
-        let items = crate::entry::elements(&repr)?;
-        let current = shown_value(prev, target);
-        let (items, known) = match self.next_items(target, iterable.trim(), &repr, &items) {
-            Some(next) => (next, true),
-            None => (items, false),
-        };
-        let options: Vec<String> = items
-            .iter()
-            .map(|item| serde_json::Value::from(item.as_str()).to_string())
-            .collect();
-        (!options.is_empty()).then(|| LoopStep {
-            target: target.to_string(),
-            options,
-            must_write: known && items.iter().all(|item| Some(item) != current.as_ref()),
-        })
+        }
+        if let Some((base, bounds)) = iterable
+            .strip_suffix(']')
+            .and_then(|t| t.rsplit_once('['))
+            .filter(|(base, _)| !base.is_empty())
+        {
+            let (start, stop) = bounds.split_once(':')?;
+            let bound = |text: &str| match text.trim() {
+                "" => Some(None),
+                text => number(text).map(Some),
+            };
+            let (start, stop) = (bound(start)?, bound(stop)?);
+            let (items, _) = self.loop_items(base)?;
+            let len = items.len() as i64;
+            let at = |bound: Option<i64>, default: i64| {
+                let b = bound.unwrap_or(default);
+                (if b < 0 { b + len } else { b }).clamp(0, len) as usize
+            };
+            let (from, to) = (at(start, 0), at(stop, len));
+            // A slice is a copy, made when the loop starts: nothing reorders it.
+            return Some((items[from..to.max(from)].to_vec(), false));
+        }
+        let repr = value(iterable)?;
+        let reads_list = repr.trim_start().starts_with('[');
+        Some((crate::entry::elements(&repr)?, reads_list))
     }
 
-    /// Of the items of the loop on the current line, those its variable `target` can
-    /// take next: the first when the loop starts (the variable is unbound, or the
-    /// step before came from outside the loop's block), the one after its current
-    /// value when it goes round again (the step before came from inside). All of them
-    /// where that is unknown, or where the loop's block could rebind the variable or
-    /// the iterable, or the program could reorder a list under the loop (appending
-    /// keeps the order): then `None`.
+    /// Of the items (each as the parts the loop's `targets` take) of the loop on the
+    /// current line, those it can go on with: the first when the loop starts (a
+    /// variable is unbound, or the step before came from outside the loop's block),
+    /// the one after the variables' current values when it goes round again (the
+    /// step before came from inside). `None` (any item) where that is unknown, where
+    /// the loop's block could rebind a variable or a name the iterable reads, or where
+    /// the program could reorder a list under the loop (appending keeps the order).
     fn next_items(
         &self,
-        target: &str,
+        targets: &[&str],
         iterable: &str,
-        repr: &str,
-        items: &[String],
-    ) -> Option<Vec<String>> {
+        reads_list: bool,
+        rows: &[Vec<String>],
+        current: &[Option<String>],
+    ) -> Option<Vec<Vec<String>>> {
         let (prev, program) = (self.prev, self.program);
         let block = program.block(prev.line);
+        let read = grammar::identifiers(iterable);
         let rebinds = block.clone().any(|line| {
             let code = program.code(line);
             let bound = grammar::bound_by(code);
             grammar::words(code).any(|w| w == "del")
-                || bound.contains(target)
-                || bound.contains(iterable)
+                || targets.iter().any(|t| bound.contains(*t))
+                || read.iter().any(|name| bound.contains(name))
         });
         if rebinds {
             return None;
         }
-        let current = shown_value(prev, target);
+        let current: Option<Vec<String>> = current.iter().cloned().collect();
         let entering = match (&current, self.came_from) {
             (None, _) => true,
             (Some(_), Some(from))
@@ -1001,7 +1111,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             _ => return None,
         };
         if entering {
-            return Some(items.iter().take(1).cloned().collect());
+            return Some(rows.iter().take(1).cloned().collect());
         }
         let reorders = |code: &str| {
             grammar::words(code).any(|w| {
@@ -1011,8 +1121,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 )
             })
         };
-        let list = repr.trim_start().starts_with('[');
-        if list
+        if reads_list
             && ((1..=program.lines.len() as u32).any(|line| reorders(program.code(line)))
                 || block
                     .clone()
@@ -1020,14 +1129,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
         {
             return None;
         }
-        let current = current.expect("a loop going round again has its variable");
-        let next: Vec<String> = items
+        let current = current.expect("a loop going round again has its variables");
+        let next: Vec<Vec<String>> = rows
             .windows(2)
             .filter(|pair| pair[0] == current)
             .map(|pair| pair[1].clone())
             .collect();
-        // None after it: the loop ends (nothing to bind), or the value is not one of
-        // the items (changed in ways not foreseen here).
+        // None after it: the loop ends (nothing to bind), or the values are not those
+        // of an item (changed in ways not foreseen here).
         (!next.is_empty()).then_some(next)
     }
 
@@ -1089,12 +1198,12 @@ impl<'a, B: Backend> Grammar<'a, B> {
             Some(line) if diff && event == "<|line|>" => self
                 .loop_values
                 .get_or_init(|| self.loop_values())
-                .as_ref()
-                .filter(|step| {
-                    step.must_write && self.program.block(self.prev.line).contains(&line)
-                })
-                .map(|step| vec![step.target.clone()])
-                .unwrap_or_default(),
+                .iter()
+                .filter(|_| self.program.block(self.prev.line).contains(&line))
+                .flat_map(|step| &step.targets)
+                .filter(|target| target.must_write)
+                .map(|target| target.name.clone())
+                .collect(),
             _ => Vec::new(),
         };
         // A function that closes over nothing (defined in the module or a class body)
@@ -1477,6 +1586,24 @@ fn value_of<'r>(rest: &'r str, name: &str) -> Option<&'r str> {
         .filter(|(at, _)| rest[..*at].ends_with(['{', ',']))
         .last()?;
     Some(&rest[at + key.len()..])
+}
+
+/// The arguments of `text` if it is one call of `function` (`zip(a, b)`).
+fn call_arguments(text: &str, function: &str) -> Option<Vec<String>> {
+    let inner = text.strip_prefix(function)?.strip_prefix('(')?;
+    (closing_paren(inner)? == inner.len() - 1)
+        .then(|| crate::entry::split_top(&inner[..inner.len() - 1]))
+}
+
+/// The parts of a tuple's or list's repr (what unpacking it gives).
+fn tuple_parts(repr: &str) -> Option<Vec<String>> {
+    let repr = repr.trim();
+    let inner = repr
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .or_else(|| repr.strip_prefix('[').and_then(|r| r.strip_suffix(']')))?;
+    let parts = crate::entry::split_top(inner);
+    Some(parts.into_iter().map(|p| p.trim().to_string()).collect())
 }
 
 /// Whether a line assigns to an item or a slice (`xs[i] = v`, `xs[i] += v`).

@@ -109,54 +109,111 @@ fn a_return_of_a_local_carries_that_locals_value() {
         .is_err());
 }
 
-#[test]
-fn a_loop_variable_takes_the_first_item_then_the_next() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let predictor = Predictor::<Cpu>::load(&root.join("weights/test"), &Default::default())
-        .expect("the test model ships with the repository");
-    let source =
-        "def spell(word):\n    out = ''\n    for c in word:\n        out += c\n    return out\n";
-    let path = std::env::temp_dir().join(format!("spell-{}.py", std::process::id()));
-    std::fs::write(&path, source).unwrap();
-    let program = Program::load(&path, Some("spell('a-b')".into())).unwrap();
-    let run = trace(&program, &Limits::default()).unwrap();
-    std::fs::remove_file(&path).unwrap();
-    let context = predictor.prepare(source, program.call.as_deref()).unwrap();
-    let states = run.tree.states();
-    let on_header: Vec<usize> = (1..states.len())
-        .filter(|&k| states[k].event == neural_model::Event::Line && states[k].line == 3)
-        .collect();
-    // With the loop variable `c` as the step writes it.
-    let with_c = |k: usize, c: &str| {
-        let mut outcome = run.tree.outcome(k, &Action::StepInto);
-        if let neural_model::Outcome::State { state } = &mut outcome {
-            state.locals.insert("c".into(), c.into());
+/// A traced program and what the grammar says of edited outcomes of its steps.
+struct Traced {
+    predictor: Predictor<Cpu>,
+    context: neural_model::infer::ProgramContext<Cpu>,
+    states: Vec<neural_model::State>,
+    run: neural_model::Trace,
+}
+
+impl Traced {
+    fn new(name: &str, source: &str, call: &str) -> Self {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let predictor = Predictor::<Cpu>::load(&root.join("weights/test"), &Default::default())
+            .expect("the test model ships with the repository");
+        let path = std::env::temp_dir().join(format!("{name}-{}.py", std::process::id()));
+        std::fs::write(&path, source).unwrap();
+        let program = Program::load(&path, Some(call.into())).unwrap();
+        let run = trace(&program, &Limits::default()).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let context = predictor.prepare(source, Some(call)).unwrap();
+        let states = run.tree.states().to_vec();
+        Traced {
+            predictor,
+            context,
+            states,
+            run,
         }
-        outcome
-    };
-    let admits = |k: usize, came_from: Option<usize>, c: &str| {
-        predictor
+    }
+
+    /// The states on `line`, in the order they ran.
+    fn on_line(&self, line: u32) -> Vec<usize> {
+        (1..self.states.len())
+            .filter(|&k| {
+                self.states[k].event == neural_model::Event::Line && self.states[k].line == line
+            })
+            .collect()
+    }
+
+    /// Whether the grammar admits the true Step Into from state `k`, with `edits` made
+    /// to its locals, knowing (or not) the state one step before.
+    fn admits(&self, k: usize, knows_the_way_in: bool, edits: &[(&str, &str)]) -> bool {
+        let mut outcome = self.run.tree.outcome(k, &Action::StepInto);
+        if let neural_model::Outcome::State { state } = &mut outcome {
+            for (name, value) in edits {
+                state.locals.insert(name.to_string(), value.to_string());
+            }
+        }
+        let came_from = knows_the_way_in.then(|| &self.states[k - 1]);
+        self.predictor
             .grammar_admits(
-                &context,
-                &states[k],
-                came_from.map(|j| &states[j]),
+                &self.context,
+                &self.states[k],
+                came_from,
                 &Action::StepInto,
-                &with_c(k, c),
+                &outcome,
             )
             .is_ok()
-    };
+    }
+}
+
+#[test]
+fn a_loop_variable_takes_the_first_item_then_the_next() {
+    let source =
+        "def spell(word):\n    out = ''\n    for c in word:\n        out += c\n    return out\n";
+    let t = Traced::new("spell", source, "spell('a-b')");
+    let on_header = t.on_line(3);
     // Entering the loop (from line 2): only the first item.
     let first = on_header[0];
-    assert!(admits(first, Some(first - 1), "'a'"));
-    assert!(!admits(first, Some(first - 1), "'-'"));
+    assert!(t.admits(first, true, &[("c", "'a'")]));
+    assert!(!t.admits(first, true, &[("c", "'-'")]));
     // Going round again (from line 4, after `c` was 'a'): only the item after it,
     // which the step's diff of locals must write (an unchanged 'a' is left out of it);
     // where the way in is unknown, any item, or none.
     let again = on_header[1];
-    assert_eq!(states[again - 1].line, 4);
-    assert!(admits(again, Some(again - 1), "'-'"));
-    assert!(!admits(again, Some(again - 1), "'b'"));
-    assert!(!admits(again, Some(again - 1), "'a'"));
-    assert!(admits(again, None, "'b'"));
-    assert!(admits(again, None, "'a'"));
+    assert_eq!(t.states[again - 1].line, 4);
+    assert!(t.admits(again, true, &[("c", "'-'")]));
+    assert!(!t.admits(again, true, &[("c", "'b'")]));
+    assert!(!t.admits(again, true, &[("c", "'a'")]));
+    assert!(t.admits(again, false, &[("c", "'b'")]));
+    assert!(t.admits(again, false, &[("c", "'a'")]));
+}
+
+#[test]
+fn loops_over_slices_enumerate_zip_and_dict_items_go_item_by_item() {
+    let source = "\
+def pairs(xs, d):
+    out = []
+    for i, v in enumerate(xs[1:]):
+        out.append(i)
+    for k, n in d.items():
+        out.append(n)
+    for a, b in zip(xs, 'pq'):
+        out.append(b)
+    return out
+";
+    let t = Traced::new("pairs", source, "pairs([5, 6, 7], {'a': 1, 'b': 2})");
+    // The second time on each loop's line: the true next item, then a wrong one.
+    let cases = [
+        (3, ("i", "1"), ("v", "6")),
+        (5, ("k", "'b'"), ("n", "1")),
+        (7, ("a", "6"), ("b", "'p'")),
+    ];
+    for (line, right, wrong) in cases {
+        let again = t.on_line(line)[1];
+        assert!(t.admits(again, true, &[right]), "line {line}");
+        assert!(!t.admits(again, true, &[wrong]), "line {line}");
+        assert!(t.admits(again, false, &[wrong]), "line {line}");
+    }
 }
