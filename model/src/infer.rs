@@ -596,6 +596,8 @@ struct Grammar<'a, B: Backend> {
     arguments: std::cell::OnceCell<Option<String>>,
     /// A loop variable and the values it can take (see `loop_values`).
     loop_values: std::cell::OnceCell<Option<LoopStep>>,
+    /// What the current line prints, if it is a `print` the grammar can read.
+    printed: std::cell::OnceCell<Option<crate::printed::Printed>>,
 }
 
 impl<'a, B: Backend> Grammar<'a, B> {
@@ -616,6 +618,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             spec: std::cell::OnceCell::new(),
             arguments: std::cell::OnceCell::new(),
             loop_values: std::cell::OnceCell::new(),
+            printed: std::cell::OnceCell::new(),
         }
     }
 
@@ -690,6 +693,12 @@ impl<'a, B: Backend> Grammar<'a, B> {
                     if !options.clone().any(|o| written.starts_with(o)) {
                         return self.only_toward(allowed, written, &target.options);
                     }
+                }
+            }
+            if let Some(at) = rest.rfind(language::STDOUT) {
+                if let Some(printed) = self.printed_by_step(header) {
+                    let written = tail(&bytes, &text, &rest[at + language::STDOUT.len()..]);
+                    return self.only_printing(allowed, written, printed);
                 }
             }
             return match self.returned_value(header, rest) {
@@ -886,6 +895,72 @@ impl<'a, B: Backend> Grammar<'a, B> {
             crate::entry::literal_repr(expr).ok()?
         };
         Some(serde_json::Value::from(value).to_string())
+    }
+
+    /// What a forward step from a `print(...)` line prints, where the line's text and
+    /// the values shown say (see [`crate::printed`]): the step that finishes the print
+    /// in the same frame (a `line` or `return` state at the frame's depth).
+    fn printed_by_step(&self, header: &str) -> Option<&crate::printed::Printed> {
+        let prev = self.prev;
+        let fields: Vec<&str> = header.split("|>").nth(1)?.split(' ').collect();
+        let same_frame = fields.get(1).and_then(|d| d.parse::<u32>().ok()) == Some(prev.depth)
+            && fields.get(2) == Some(&prev.function.as_str());
+        let event_ok = header.starts_with("<|line|>") || header.starts_with("<|return|>");
+        if !same_frame || !event_ok {
+            return None;
+        }
+        self.printed
+            .get_or_init(|| {
+                let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+                let one_line = self.program.flow.statement(prev.line).len() == 1;
+                if !forward || prev.event != Event::Line || !one_line {
+                    return None;
+                }
+                let code = self.program.code(prev.line);
+                crate::printed::Printed::of_statement(code, |name| shown_value(prev, name))
+            })
+            .as_ref()
+    }
+
+    /// Of `allowed`, the tokens that keep the stdout string `written` (bytes, from its
+    /// opening quote) on its way to what `printed` can print.
+    fn only_printing(
+        &self,
+        allowed: Allowed,
+        written: &[u8],
+        printed: &crate::printed::Printed,
+    ) -> Allowed {
+        let p = self.predictor;
+        use crate::printed::{escape_begins, partial_json_string, JsonString};
+        let fits = |bytes: &[u8]| match partial_json_string(bytes) {
+            Some(JsonString::Closed(text)) => printed.admits(&text),
+            Some(JsonString::Open(text)) => printed.admits_prefix(&text),
+            Some(JsonString::Escaping(text, begun)) => {
+                printed.admits_next(&text, |c| escape_begins(c, &begun))
+            }
+            Some(JsonString::Splitting(text, begun)) => printed.admits_next(&text, |c| {
+                c.encode_utf8(&mut [0; 4]).as_bytes().starts_with(&begun)
+            }),
+            None => false,
+        };
+        match allowed {
+            Allowed::Only(ids) => Allowed::Only(
+                ids.into_iter()
+                    .filter(|&id| {
+                        let (_, special) = &p.token_text[id as usize];
+                        // A special token ends the string's section: only once closed.
+                        if *special {
+                            return matches!(
+                                partial_json_string(written),
+                                Some(JsonString::Closed(_))
+                            );
+                        }
+                        fits(&[written, &p.token_bytes[id as usize]].concat())
+                    })
+                    .collect(),
+            ),
+            Allowed::Any => Allowed::Any,
+        }
     }
 
     /// Of `allowed`, the tokens that keep `written` (bytes: a token may end inside a
@@ -1707,7 +1782,14 @@ mod tests {
         let Allowed::Only(ids) = grammar.allowed(prefix) else {
             return;
         };
-        assert!(!ids.is_empty(), "a dead end after {prefix:?}");
+        let text = || {
+            grammar
+                .predictor
+                .tokenizer
+                .decode(prefix)
+                .unwrap_or_default()
+        };
+        assert!(!ids.is_empty(), "a dead end after {prefix:?}: {:?}", text());
         if depth == 0 {
             return;
         }
@@ -1742,5 +1824,42 @@ mod tests {
         let grammar = Grammar::new(&predictor, &context.text, &state, None, &Action::StepInto);
         let mut prefix = predictor.encode("<|call|>").unwrap();
         assert_no_dead_end(&grammar, &mut prefix, 5);
+    }
+
+    #[test]
+    fn a_prints_stdout_never_leads_to_a_dead_end() {
+        // Found in evaluation: a first token that opened the stdout string with text
+        // in it was offered unchecked, and nothing could follow it.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
+        let predictor = Predictor::<crate::net::Cpu>::load(&dir, &Default::default()).unwrap();
+        let source = "x = 3\nprint('no', x)\ny = 1\n";
+        let context = predictor.prepare(source, None).unwrap();
+        let state = State {
+            event: Event::Line,
+            line: 2,
+            source: "print('no', x)".into(),
+            function: "<module>".into(),
+            depth: 0,
+            stack: Vec::new(),
+            locals: [("x".to_string(), "3".to_string())].into_iter().collect(),
+            globals: IndexMap::new(),
+            value: None,
+            stdout: String::new(),
+        };
+        let next = State {
+            line: 3,
+            source: "y = 1".into(),
+            stdout: "no 3\n".into(),
+            ..state.clone()
+        };
+        let text = render_outcome(
+            Some(&state),
+            Some(&Action::StepInto),
+            &Outcome::State { state: next },
+        );
+        let open = text.find(language::STDOUT).unwrap() + language::STDOUT.len();
+        let grammar = Grammar::new(&predictor, &context.text, &state, None, &Action::StepInto);
+        let mut prefix = predictor.encode(&text[..open]).unwrap();
+        assert_no_dead_end(&grammar, &mut prefix, 4);
     }
 }

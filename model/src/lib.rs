@@ -19,6 +19,7 @@ pub mod infer;
 pub mod language;
 #[cfg(feature = "neural")]
 pub mod net;
+pub mod printed;
 pub mod progress;
 pub mod state;
 #[cfg(feature = "neural")]

@@ -149,11 +149,22 @@ impl Traced {
     /// Whether the grammar admits the true Step Into from state `k`, with `edits` made
     /// to its locals, knowing (or not) the state one step before.
     fn admits(&self, k: usize, knows_the_way_in: bool, edits: &[(&str, &str)]) -> bool {
-        let mut outcome = self.run.tree.outcome(k, &Action::StepInto);
-        if let neural_model::Outcome::State { state } = &mut outcome {
+        self.admits_edited(k, knows_the_way_in, |state| {
             for (name, value) in edits {
                 state.locals.insert(name.to_string(), value.to_string());
             }
+        })
+    }
+
+    fn admits_edited(
+        &self,
+        k: usize,
+        knows_the_way_in: bool,
+        edit: impl Fn(&mut neural_model::State),
+    ) -> bool {
+        let mut outcome = self.run.tree.outcome(k, &Action::StepInto);
+        if let neural_model::Outcome::State { state } = &mut outcome {
+            edit(state);
         }
         let came_from = knows_the_way_in.then(|| &self.states[k - 1]);
         self.predictor
@@ -216,4 +227,29 @@ def pairs(xs, d):
         assert!(!t.admits(again, true, &[wrong]), "line {line}");
         assert!(t.admits(again, false, &[wrong]), "line {line}");
     }
+}
+
+#[test]
+fn a_print_writes_its_literals_and_the_values_of_its_names() {
+    let source = "\
+def show(n):
+    label = 'no'
+    print('no index', n)
+    print(f'{label} -> {n * 2}', end='!')
+    return n
+";
+    let t = Traced::new("show", source, "show(5)");
+    let stdout =
+        |text: &'static str| move |state: &mut neural_model::State| state.stdout = text.into();
+    let first = t.on_line(3)[0];
+    assert!(t.admits_edited(first, false, stdout("no index 5\n")));
+    assert!(!t.admits_edited(first, false, stdout("no break 5\n")));
+    assert!(!t.admits_edited(first, false, stdout("no index 4\n")));
+    assert!(!t.admits_edited(first, false, stdout("no index 5")));
+    // An expression's text is the model's to write; the f-string's text and names
+    // are not.
+    let second = t.on_line(4)[0];
+    assert!(t.admits_edited(second, false, stdout("no -> 10!")));
+    assert!(t.admits_edited(second, false, stdout("no -> 11!")));
+    assert!(!t.admits_edited(second, false, stdout("yes -> 10!")));
 }
