@@ -75,14 +75,28 @@ pub struct Prediction {
     pub text: String,
 }
 
-/// A step from a `for` line: per loop variable, the values it can take.
-struct LoopStep {
-    targets: Vec<LoopTarget>,
+/// What a step from a `for` line or a plain assignment binds: per name, the values it
+/// can take; for a loop, whether it goes into its block (`Some(true)`), ends
+/// (`Some(false)`) or either.
+struct Bindings {
+    targets: Vec<Binding>,
+    /// The lines on which a state must write the names that cannot keep their values
+    /// (a loop's block).
+    written_on: std::ops::RangeInclusive<u32>,
+    continues: Option<bool>,
 }
 
-/// A loop variable, the values it can take (JSON strings of their reprs), and whether
-/// a step into the loop's block must write it (it cannot keep its value).
-struct LoopTarget {
+/// Where a loop goes from its `for` line, as far as the state and the step before say.
+struct Next {
+    /// The items it can bind (each as the parts its targets take); `None`: any.
+    items: Option<Vec<Vec<String>>>,
+    /// Into its block (`Some(true)`), out of it, or either.
+    continues: Option<bool>,
+}
+
+/// A name, the values it can take (JSON strings of their reprs), and whether the next
+/// state must write it (it cannot keep its value).
+struct Binding {
     name: String,
     options: Vec<String>,
     must_write: bool,
@@ -93,20 +107,10 @@ struct Tail {
     state: State,
     /// The cache position after it.
     at: usize,
-    /// The state it was reached from by one forward step (Step Into or Step Over), if
-    /// it was: the grammar reads from it how the program came to the current line.
-    came_from: Option<State>,
 }
 
-impl Tail {
-    fn new(state: &State, at: usize, from: &State, action: &Action) -> Self {
-        let forward = matches!(action, Action::StepInto | Action::StepOver);
-        Tail {
-            state: state.clone(),
-            at,
-            came_from: forward.then(|| from.clone()),
-        }
-    }
+fn is_forward_step(action: &Action) -> bool {
+    matches!(action, Action::StepInto | Action::StepOver)
 }
 
 /// A loaded model, ready to predict for any program.
@@ -201,6 +205,10 @@ pub struct ProgramContext<B: Backend> {
     tail: Option<Tail>,
     /// Where the last prediction's outcome began, and what it was predicted from.
     last_prompt: Option<(usize, State, Action)>,
+    /// The last state reached by a forward step (Step Into or Step Over), and the
+    /// state it came from: the grammar reads from it how the program came to a line.
+    /// (Kept apart from the tail, which a breakpoint check in between replaces.)
+    reached: Option<(State, State)>,
 }
 
 impl<B: Backend> Predictor<B> {
@@ -306,6 +314,7 @@ impl<B: Backend> Predictor<B> {
             },
             tail: None,
             last_prompt: None,
+            reached: None,
         })
     }
 
@@ -320,7 +329,11 @@ impl<B: Backend> Predictor<B> {
         let max = self.model.max_positions().min(HISTORY_POSITIONS);
         let step = format!("{}{}", render_action(action), language::FRAME_SEP);
         let tail = context.tail.take().filter(|tail| &tail.state == current);
-        let came_from = tail.as_ref().and_then(|tail| tail.came_from.clone());
+        let came_from = context
+            .reached
+            .as_ref()
+            .filter(|(state, _)| state == current)
+            .map(|(_, from)| from.clone());
         let continued = match tail {
             Some(Tail { at, .. }) if at + 2 * STATE_ROOM < max => {
                 context.cache.truncate(at);
@@ -397,9 +410,13 @@ impl<B: Backend> Predictor<B> {
             context.text.place_callers(state);
         }
         let confidence = self.confidence(&decoded.tokens, &decoded.logprobs, &text, &outcome);
-        context.tail = outcome
-            .state()
-            .map(|state| Tail::new(state, context.cache.len(), current, action));
+        context.tail = outcome.state().map(|state| Tail {
+            state: state.clone(),
+            at: context.cache.len(),
+        });
+        if let Some(state) = outcome.state().filter(|_| is_forward_step(action)) {
+            context.reached = Some((state.clone(), current.clone()));
+        }
         Ok(Prediction {
             outcome,
             probability: (decoded.logprob() as f64).exp(),
@@ -462,8 +479,12 @@ impl<B: Backend> Predictor<B> {
         // state shown (so the next step continues it).
         match &mut prediction.outcome {
             Outcome::State { state } | Outcome::Start { state } => {
+                // (Reached by the walk's last Step Into, if the walk made it.)
+                let reached = context.reached.as_mut().filter(|(s, _)| s == state);
                 state.stdout = stdout + &state.stdout;
-                // (It was reached by the walk's last Step Into, if the walk made it.)
+                if let Some((s, _)) = reached {
+                    *s = state.clone();
+                }
                 if let Some(tail) = &mut context.tail {
                     tail.state = state.clone();
                 }
@@ -519,6 +540,9 @@ impl<B: Backend> Predictor<B> {
         let Some(state) = truth.state() else {
             return Ok(());
         };
+        if is_forward_step(&action) {
+            context.reached = Some((state.clone(), current.clone()));
+        }
         let text = render_outcome(Some(&current), Some(&action), truth);
         let text = text.strip_suffix(language::ACTION_SEP).unwrap_or(&text);
         let tokens = self.encode(text)?;
@@ -527,7 +551,10 @@ impl<B: Backend> Predictor<B> {
         }
         context.cache.truncate(at);
         self.model.extend(&tokens, &mut context.cache)?;
-        context.tail = Some(Tail::new(state, context.cache.len(), &current, &action));
+        context.tail = Some(Tail {
+            state: state.clone(),
+            at: context.cache.len(),
+        });
         Ok(())
     }
 
@@ -594,8 +621,8 @@ struct Grammar<'a, B: Backend> {
     spec: std::cell::OnceCell<BodySpec>,
     /// The locals a call's state must hold, worked out once (see `bound_arguments`).
     arguments: std::cell::OnceCell<Option<String>>,
-    /// A loop variable and the values it can take (see `loop_values`).
-    loop_values: std::cell::OnceCell<Option<LoopStep>>,
+    /// What the current line binds (see `bindings`).
+    bindings: std::cell::OnceCell<Option<Bindings>>,
     /// What the current line prints, if it is a `print` the grammar can read.
     printed: std::cell::OnceCell<Option<crate::printed::Printed>>,
 }
@@ -617,7 +644,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             breakpoints: action.breakpoint_lines(),
             spec: std::cell::OnceCell::new(),
             arguments: std::cell::OnceCell::new(),
-            loop_values: std::cell::OnceCell::new(),
+            bindings: std::cell::OnceCell::new(),
             printed: std::cell::OnceCell::new(),
         }
     }
@@ -685,8 +712,8 @@ impl<'a, B: Backend> Grammar<'a, B> {
             if let Some(expected) = arguments.filter(|e| rest.len() < e.len()) {
                 return self.only_toward(allowed, tail(&bytes, &text, rest), &[expected]);
             }
-            let looping = self.loop_values.get_or_init(|| self.loop_values());
-            for target in looping.iter().flat_map(|step| &step.targets) {
+            let bindings = self.bindings.get_or_init(|| self.bindings());
+            for target in bindings.iter().flat_map(|b| &b.targets) {
                 if let Some(written) = value_of(rest, &target.name) {
                     let written = tail(&bytes, &text, written);
                     let options = target.options.iter().map(String::as_bytes);
@@ -996,7 +1023,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
     /// After a `for TARGETS in ITERABLE:` line whose items the state shows (see
     /// `loop_items`), each loop variable can only take its part of one of the items,
     /// and where the way in is known only of the next one (see `next_items`).
-    fn loop_values(&self) -> Option<LoopStep> {
+    fn loop_values(&self) -> Option<Bindings> {
         let prev = self.prev;
         let forward = matches!(self.action, Action::StepInto | Action::StepOver);
         if !forward || prev.event != Event::Line {
@@ -1029,8 +1056,11 @@ impl<'a, B: Backend> Grammar<'a, B> {
         };
         let current: Vec<Option<String>> = names.iter().map(|n| shown_value(prev, n)).collect();
         let next = self.next_items(&names, iterable, reads_list, &rows, &current);
-        let known = next.is_some();
-        let rows = next.unwrap_or(rows);
+        let continues = next.continues;
+        let (rows, known) = match next.items {
+            Some(items) => (items, true),
+            None => (rows, false),
+        };
         let targets = names
             .iter()
             .enumerate()
@@ -1042,14 +1072,101 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 options.sort();
                 options.dedup();
                 let keeps = |row: &Vec<String>| Some(&row[k]) == current[k].as_ref();
-                LoopTarget {
+                Binding {
                     name: name.to_string(),
                     options,
                     must_write: known && !rows.iter().any(keeps),
                 }
             })
             .collect();
-        (!rows.is_empty()).then_some(LoopStep { targets })
+        Some(Bindings {
+            targets,
+            written_on: self.program.block(prev.line),
+            continues,
+        })
+    }
+
+    /// What a forward step from the current line binds: a loop's variables (see
+    /// `loop_values`), or a plain assignment's names.
+    fn bindings(&self) -> Option<Bindings> {
+        self.loop_values().or_else(|| self.assigned_values())
+    }
+
+    /// After a one-line `NAMES = VALUES` whose values are literals or names the state
+    /// shows (`a, b = b, a`, `low, n = (3, k)`), each name takes its value where the
+    /// next state writes it. Not where `global` or `nonlocal` could put a name
+    /// elsewhere, nor for a literal with braces (a set's repr has an order of its own).
+    /// The names are not required: a state after a handler's end is written in full.
+    fn assigned_values(&self) -> Option<Bindings> {
+        let (prev, program) = (self.prev, self.program);
+        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        if !forward || prev.event != Event::Line || program.flow.statement(prev.line).len() != 1 {
+            return None;
+        }
+        let elsewhere = program
+            .lines
+            .iter()
+            .any(|line| grammar::words(line).any(|w| w == "global" || w == "nonlocal"));
+        if elsewhere {
+            return None;
+        }
+        let code = program.code(prev.line).trim();
+        let (targets, values) = code.split_once('=')?;
+        if values.starts_with('=') || values.contains('=') && !values.contains("==") {
+            return None; // a comparison, or `a = b = c`
+        }
+        let strip = |text: &str| {
+            let text = text.trim();
+            text.strip_prefix('(')
+                .and_then(|t| t.strip_suffix(')'))
+                .filter(|_| crate::entry::split_top(text).len() == 1)
+                .unwrap_or(text)
+                .to_string()
+        };
+        let names: Vec<String> = strip(targets)
+            .split(',')
+            .map(|n| n.trim().to_string())
+            .collect();
+        let identifier = |n: &String| {
+            !n.is_empty()
+                && !n.starts_with(|c: char| c.is_ascii_digit())
+                && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+        };
+        if !names.iter().all(identifier) {
+            return None;
+        }
+        let value = |text: &str| {
+            let text = text.trim();
+            match crate::entry::literal_repr(text) {
+                Ok(_) if text.contains('{') => None,
+                Ok(repr) => Some(repr),
+                Err(_) => shown_value(prev, text).filter(|_| identifier(&text.to_string())),
+            }
+        };
+        let values: Vec<String> = match names.len() {
+            1 => vec![value(values)?],
+            n => {
+                let parts = crate::entry::split_top(&strip(values));
+                if parts.len() != n {
+                    return None;
+                }
+                parts.iter().map(|p| value(p)).collect::<Option<_>>()?
+            }
+        };
+        let targets = names
+            .into_iter()
+            .zip(values)
+            .map(|(name, value)| Binding {
+                must_write: false,
+                options: vec![serde_json::Value::from(value).to_string()],
+                name,
+            })
+            .collect();
+        Some(Bindings {
+            targets,
+            written_on: 1..=0,
+            continues: None,
+        })
     }
 
     /// The reprs of the items a loop over `iterable` yields, read from the state: a
@@ -1144,13 +1261,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
         Some((crate::entry::elements(&repr)?, reads_list))
     }
 
-    /// Of the items (each as the parts the loop's `targets` take) of the loop on the
-    /// current line, those it can go on with: the first when the loop starts (a
-    /// variable is unbound, or the step before came from outside the loop's block),
-    /// the one after the variables' current values when it goes round again (the
-    /// step before came from inside). `None` (any item) where that is unknown, where
-    /// the loop's block could rebind a variable or a name the iterable reads, or where
-    /// the program could reorder a list under the loop (appending keeps the order).
+    /// Where the loop on the current line goes, of its items (each as the parts its
+    /// `targets` take): the first when the loop starts (a variable is unbound, or the
+    /// step before came from outside the loop's block), the one after the variables'
+    /// current values when it goes round again (the step before came from inside),
+    /// out when there is none; where the way in is unknown, either of those. Unknown
+    /// where the loop's block could rebind a variable or a name the iterable reads,
+    /// or where the program could reorder a list under the loop (appending keeps the
+    /// order).
     fn next_items(
         &self,
         targets: &[&str],
@@ -1158,7 +1276,11 @@ impl<'a, B: Backend> Grammar<'a, B> {
         reads_list: bool,
         rows: &[Vec<String>],
         current: &[Option<String>],
-    ) -> Option<Vec<Vec<String>>> {
+    ) -> Next {
+        let unknown = Next {
+            items: None,
+            continues: None,
+        };
         let (prev, program) = (self.prev, self.program);
         let block = program.block(prev.line);
         let read = grammar::identifiers(iterable);
@@ -1170,23 +1292,28 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 || read.iter().any(|name| bound.contains(name))
         });
         if rebinds {
-            return None;
+            return unknown;
         }
         let current: Option<Vec<String>> = current.iter().cloned().collect();
-        let entering = match (&current, self.came_from) {
-            (None, _) => true,
+        // Whether the loop starts here (`None`: it may start again, or go round).
+        let starts = match (&current, self.came_from) {
+            (None, _) => Some(true),
             (Some(_), Some(from))
                 if from.event == Event::Line
                     && from.function == prev.function
                     && from.depth == prev.depth
                     && from.line != prev.line =>
             {
-                !block.contains(&from.line)
+                Some(!block.contains(&from.line))
             }
-            _ => return None,
+            _ => None,
         };
-        if entering {
-            return Some(rows.iter().take(1).cloned().collect());
+        let first = rows.first().cloned();
+        if starts == Some(true) {
+            return Next {
+                continues: Some(first.is_some()),
+                items: Some(first.into_iter().collect()),
+            };
         }
         let reorders = |code: &str| {
             grammar::words(code).any(|w| {
@@ -1202,17 +1329,36 @@ impl<'a, B: Backend> Grammar<'a, B> {
                     .clone()
                     .any(|line| assigns_an_item(program.code(line))))
         {
-            return None;
+            return unknown;
         }
         let current = current.expect("a loop going round again has its variables");
-        let next: Vec<Vec<String>> = rows
+        let mut next: Vec<Vec<String>> = rows
             .windows(2)
             .filter(|pair| pair[0] == current)
             .map(|pair| pair[1].clone())
             .collect();
-        // None after it: the loop ends (nothing to bind), or the values are not those
-        // of an item (changed in ways not foreseen here).
-        (!next.is_empty()).then_some(next)
+        // The values are not an item's: they changed in ways not foreseen here.
+        if !rows.contains(&current) {
+            return unknown;
+        }
+        // On the last item the loop may end (with no item to bind).
+        let may_end = rows.last() == Some(&current);
+        let mut continues = match (next.is_empty(), may_end) {
+            (false, false) => Some(true),
+            (true, _) => Some(false),
+            (false, true) => None,
+        };
+        if starts.is_none() {
+            // It may also start again: with the first item.
+            next.extend(first.filter(|f| !next.contains(f)));
+            if continues == Some(false) {
+                continues = None;
+            }
+        }
+        Next {
+            items: (!next.is_empty()).then_some(next),
+            continues,
+        }
     }
 
     /// What the body of the state whose header is `header` may hold: the names the
@@ -1268,14 +1414,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 .get(&line)
                 .cloned()
                 .unwrap_or_default(),
-            // Going into a loop's block, a variable that must take a new value is
-            // written (a diff cannot carry it over unchanged).
+            // Going into a loop's block or on after an assignment, a name that must
+            // take a new value is written (a diff cannot carry it over unchanged).
             Some(line) if diff && event == "<|line|>" => self
-                .loop_values
-                .get_or_init(|| self.loop_values())
+                .bindings
+                .get_or_init(|| self.bindings())
                 .iter()
-                .filter(|_| self.program.block(self.prev.line).contains(&line))
-                .flat_map(|step| &step.targets)
+                .filter(|b| b.written_on.contains(&line))
+                .flat_map(|b| &b.targets)
                 .filter(|target| target.must_write)
                 .map(|target| target.name.clone())
                 .collect(),
@@ -1447,7 +1593,15 @@ impl<'a, B: Backend> Grammar<'a, B> {
             Event::Line | Event::Exception if forward => Some((
                 here,
                 if line_event {
-                    flow.after(prev.line)?.clone()
+                    let mut lines = flow.after(prev.line)?.clone();
+                    // From a `for` line whose next item is known: into its block or
+                    // out of it.
+                    let bindings = self.bindings.get_or_init(|| self.bindings());
+                    if let Some(continues) = bindings.as_ref().and_then(|b| b.continues) {
+                        let block = self.program.block(prev.line);
+                        lines.retain(|line| block.contains(line) == continues);
+                    }
+                    lines
                 } else {
                     flow.statement(prev.line)
                 },
@@ -1861,5 +2015,42 @@ mod tests {
         let grammar = Grammar::new(&predictor, &context.text, &state, None, &Action::StepInto);
         let mut prefix = predictor.encode(&text[..open]).unwrap();
         assert_no_dead_end(&grammar, &mut prefix, 4);
+    }
+
+    #[test]
+    fn the_way_into_a_state_survives_a_breakpoint_check() {
+        // The session asks where the next breakpoint lands before each Step Over: that
+        // jump must not make the grammar forget how the program came to this line.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
+        let predictor = Predictor::<crate::net::Cpu>::load(&dir, &Default::default()).unwrap();
+        let source = "x = 0\nfor c in 'ab':\n    x += 1\nprint(x)\n";
+        let mut context = predictor.prepare(source, None).unwrap();
+        let at = |line: u32, code: &str, x: &str| State {
+            event: Event::Line,
+            line,
+            source: code.into(),
+            function: "<module>".into(),
+            depth: 0,
+            stack: Vec::new(),
+            locals: [("x", x), ("c", "'a'")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            globals: IndexMap::new(),
+            value: None,
+            stdout: String::new(),
+        };
+        let body = at(3, "    x += 1", "0");
+        let header = at(2, "for c in 'ab':", "1");
+        context.last_prompt = Some((context.cache.len(), body.clone(), Action::StepInto));
+        let truth = Outcome::State {
+            state: header.clone(),
+        };
+        predictor.observe(&mut context, &truth).unwrap();
+        let way_in = Some((header.clone(), body.clone()));
+        assert_eq!(context.reached, way_in);
+        let check = Action::Breakpoint([4].into_iter().collect());
+        let _ = predictor.predict_one(&mut context, &header, &check);
+        assert_eq!(context.reached, way_in);
     }
 }

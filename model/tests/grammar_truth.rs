@@ -191,14 +191,36 @@ fn a_loop_variable_takes_the_first_item_then_the_next() {
     assert!(!t.admits(first, true, &[("c", "'-'")]));
     // Going round again (from line 4, after `c` was 'a'): only the item after it,
     // which the step's diff of locals must write (an unchanged 'a' is left out of it);
-    // where the way in is unknown, any item, or none.
+    // where the way in is unknown, that or the first (the loop may start again).
     let again = on_header[1];
     assert_eq!(t.states[again - 1].line, 4);
     assert!(t.admits(again, true, &[("c", "'-'")]));
     assert!(!t.admits(again, true, &[("c", "'b'")]));
     assert!(!t.admits(again, true, &[("c", "'a'")]));
-    assert!(t.admits(again, false, &[("c", "'b'")]));
+    assert!(t.admits(again, false, &[("c", "'-'")]));
     assert!(t.admits(again, false, &[("c", "'a'")]));
+    assert!(!t.admits(again, false, &[("c", "'b'")]));
+    // With an item left the loop goes into its block (whichever way it came); after
+    // the last it ends (unless it may be starting again).
+    let to_line = |line: u32, text: &'static str| {
+        move |state: &mut neural_model::State| {
+            state.line = line;
+            state.source = text.into();
+        }
+    };
+    assert!(!t.admits_edited(again, true, to_line(5, "    return out")));
+    assert!(!t.admits_edited(again, false, to_line(5, "    return out")));
+    let last = *on_header.last().unwrap();
+    assert_eq!(t.states[last + 1].line, 5);
+    assert!(t.admits(last, true, &[]));
+    assert!(!t.admits_edited(last, true, to_line(4, "        out += c")));
+    // Not knowing the way in, the loop may be starting again, with the first item.
+    let again_from_the_start = |state: &mut neural_model::State| {
+        to_line(4, "        out += c")(state);
+        state.locals.insert("c".into(), "'a'".into());
+    };
+    assert!(t.admits_edited(last, false, again_from_the_start));
+    assert!(!t.admits_edited(last, false, to_line(4, "        out += c")));
 }
 
 #[test]
@@ -252,4 +274,26 @@ def show(n):
     assert!(t.admits_edited(second, false, stdout("no -> 10!")));
     assert!(t.admits_edited(second, false, stdout("no -> 11!")));
     assert!(!t.admits_edited(second, false, stdout("yes -> 10!")));
+}
+
+#[test]
+fn a_plain_assignment_binds_its_literals_and_the_values_of_its_names() {
+    let source = "\
+def swap(k):
+    a, b = (1, 'x')
+    a, b = b, a
+    c = k
+    return c
+";
+    let t = Traced::new("swap", source, "swap(7)");
+    let cases = [
+        (2, ("a", "1"), ("a", "2")),
+        (3, ("b", "1"), ("b", "2")),
+        (4, ("c", "7"), ("c", "8")),
+    ];
+    for (line, right, wrong) in cases {
+        let at = t.on_line(line)[0];
+        assert!(t.admits(at, false, &[right]), "line {line}");
+        assert!(!t.admits(at, false, &[wrong]), "line {line}");
+    }
 }
