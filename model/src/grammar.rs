@@ -381,7 +381,8 @@ impl<'a> Body<'a> {
                         })
                     }
                 },
-                '\\' => Some(string(chars, Escape::Backslash, rest_marker)),
+                // The `..` marker has no escapes.
+                '\\' if rest_marker.is_none() => Some(string(chars, Escape::Backslash, None)),
                 c if c.is_control() => None,
                 c => {
                     if chars >= self.max_chars() {
@@ -842,6 +843,7 @@ mod tests {
         assert!(!accepts(&s, r#"{"n":"1","n""#));
         assert!(!accepts(&s, r#"{"..":"..","x""#));
         assert!(!accepts(&s, r#"{"..":"x"#));
+        assert!(!accepts(&s, r#"{"..":"\"#));
         assert!(!accepts(&s, r#"{"LIMIT""#));
         assert!(!accepts(&spec(false, true), r#"{"..""#));
     }

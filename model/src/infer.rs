@@ -713,7 +713,9 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 return self.only_toward(allowed, tail(&bytes, &text, rest), &[expected]);
             }
             let bindings = self.bindings.get_or_init(|| self.bindings());
-            for target in bindings.iter().flat_map(|b| &b.targets) {
+            // (A name with no value to take is left to the model: no dead end.)
+            let targets = bindings.iter().flat_map(|b| &b.targets);
+            for target in targets.filter(|t| !t.options.is_empty()) {
                 if let Some(written) = value_of(rest, &target.name) {
                     let written = tail(&bytes, &text, written);
                     let options = target.options.iter().map(String::as_bytes);
@@ -722,6 +724,10 @@ impl<'a, B: Backend> Grammar<'a, B> {
                     }
                 }
             }
+            let allowed = match bindings {
+                Some(bindings) => self.values_begun_right(allowed, rest, bindings),
+                None => allowed,
+            };
             if let Some(at) = rest.rfind(language::STDOUT) {
                 if let Some(printed) = self.printed_by_step(header) {
                     let written = tail(&bytes, &text, &rest[at + language::STDOUT.len()..]);
@@ -922,6 +928,31 @@ impl<'a, B: Backend> Grammar<'a, B> {
             crate::entry::literal_repr(expr).ok()?
         };
         Some(serde_json::Value::from(value).to_string())
+    }
+
+    /// Of `allowed`, the tokens that do not end a bound name's key and begin its
+    /// value (`":"-`) other than toward one of the values it can take.
+    fn values_begun_right(&self, allowed: Allowed, rest: &str, bindings: &Bindings) -> Allowed {
+        let Allowed::Only(ids) = allowed else {
+            return allowed;
+        };
+        let p = self.predictor;
+        let ids = ids.into_iter().filter(|&id| {
+            let (piece, special) = &p.token_text[id as usize];
+            if *special || !piece.contains(':') {
+                return true;
+            }
+            let text = format!("{rest}{piece}");
+            let mut targets = bindings.targets.iter().filter(|t| !t.options.is_empty());
+            targets.all(|target| match value_of(&text, &target.name) {
+                Some(written) => target
+                    .options
+                    .iter()
+                    .any(|o| o.starts_with(written) || written.starts_with(o.as_str())),
+                None => true,
+            })
+        });
+        Allowed::Only(ids.collect())
     }
 
     /// What a forward step from a `print(...)` line prints, where the line's text and
