@@ -81,8 +81,8 @@ pub struct Prediction {
 struct Bindings {
     targets: Vec<Binding>,
     /// The lines on which a state must write the names that cannot keep their values
-    /// (a loop's block).
-    written_on: std::ops::RangeInclusive<u32>,
+    /// (a loop's block; none after an assignment).
+    written_on: Option<std::ops::RangeInclusive<u32>>,
     continues: Option<bool>,
 }
 
@@ -1112,7 +1112,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             .collect();
         Some(Bindings {
             targets,
-            written_on: self.program.block(prev.line),
+            written_on: Some(self.program.block(prev.line)),
             continues,
         })
     }
@@ -1195,7 +1195,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             .collect();
         Some(Bindings {
             targets,
-            written_on: 1..=0,
+            written_on: None,
             continues: None,
         })
     }
@@ -1451,7 +1451,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 .bindings
                 .get_or_init(|| self.bindings())
                 .iter()
-                .filter(|b| b.written_on.contains(&line))
+                .filter(|b| b.written_on.as_ref().is_some_and(|on| on.contains(&line)))
                 .flat_map(|b| &b.targets)
                 .filter(|target| target.must_write)
                 .map(|target| target.name.clone())
