@@ -66,10 +66,12 @@ pub enum PredictError {
 #[derive(Clone, Debug)]
 pub struct Prediction {
     pub outcome: Outcome,
-    /// Probability of the whole predicted text.
+    /// Probability of the whole predicted text among the texts the grammar allows
+    /// (what the grammar forces, such as a line's source, counts as certain).
     pub probability: f64,
     /// Per variable of the predicted state: the probability of the tokens that wrote its
-    /// value (a variable carried over by `"..": ".."` gets that marker's probability).
+    /// value, the same way (a variable carried over by `"..": ".."` gets that marker's
+    /// probability).
     pub confidence: IndexMap<String, f64>,
     /// The text the model wrote.
     pub text: String,
@@ -409,7 +411,7 @@ impl<B: Backend> Predictor<B> {
         if let Outcome::State { state } | Outcome::Start { state } = &mut outcome {
             context.text.place_callers(state);
         }
-        let confidence = self.confidence(&decoded.tokens, &decoded.logprobs, &text, &outcome);
+        let confidence = self.confidence(&decoded.tokens, &decoded.choices, &text, &outcome);
         context.tail = outcome.state().map(|state| Tail {
             state: state.clone(),
             at: context.cache.len(),
@@ -419,7 +421,7 @@ impl<B: Backend> Predictor<B> {
         }
         Ok(Prediction {
             outcome,
-            probability: (decoded.logprob() as f64).exp(),
+            probability: decoded.choice_probability(),
             confidence,
             text,
         })

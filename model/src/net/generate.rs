@@ -19,6 +19,9 @@ pub enum Allowed {
 pub struct Decoded {
     pub tokens: Vec<u32>,
     pub logprobs: Vec<f32>,
+    /// Each token's log-probability among the tokens the constraint allowed there (0
+    /// where it allowed one): how sure the model was of what it chose.
+    pub choices: Vec<f32>,
     /// True if decoding ended on a stop token (which is included in `tokens`).
     pub stopped: bool,
 }
@@ -31,6 +34,11 @@ impl Decoded {
     /// The probability of the whole prediction.
     pub fn probability(&self) -> f32 {
         self.logprob().exp()
+    }
+
+    /// The probability of the whole prediction among those the constraint allowed.
+    pub fn choice_probability(&self) -> f64 {
+        self.choices.iter().map(|&c| c as f64).sum::<f64>().exp()
     }
 }
 
@@ -59,6 +67,7 @@ pub fn greedy<B: Backend>(
         cache,
         tokens: Vec::new(),
         logprobs: Vec::new(),
+        choices: Vec::new(),
         read: 0,
         next: Vec::new(),
     };
@@ -66,6 +75,7 @@ pub fn greedy<B: Backend>(
         return Ok(Decoded {
             tokens: Vec::new(),
             logprobs: Vec::new(),
+            choices: Vec::new(),
             stopped: false,
         });
     }
@@ -75,12 +85,14 @@ pub fn greedy<B: Backend>(
         match &allowed {
             Allowed::Only(ids) if ids.len() == 1 && run.tokens.len() > run.read => {
                 run.tokens.push(ids[0]);
+                run.choices.push(0.0);
             }
             _ => {
                 run.read_up_to(run.tokens.len())?;
                 let (token, logprob) = pick(&run.next, &allowed, run.tokens.len())?;
                 run.tokens.push(token);
                 run.logprobs.push(logprob);
+                run.choices.push(chosen_among(&run.next, &allowed, token));
             }
         }
         let last = *run.tokens.last().expect("a token was just pushed");
@@ -100,8 +112,24 @@ pub fn greedy<B: Backend>(
     Ok(Decoded {
         tokens: run.tokens,
         logprobs: run.logprobs,
+        choices: run.choices,
         stopped,
     })
+}
+
+/// The log-probability of `token` among the tokens `allowed` (renormalised over them).
+fn chosen_among(logits: &[f32], allowed: &Allowed, token: u32) -> f32 {
+    match allowed {
+        Allowed::Any => score(logits, token),
+        Allowed::Only(ids) => {
+            let among: Vec<f32> = ids
+                .iter()
+                .filter(|&&id| (id as usize) < logits.len())
+                .map(|&id| logits[id as usize])
+                .collect();
+            logits[token as usize] - log_sum_exp(&among)
+        }
+    }
 }
 
 /// The state of one greedy decode: `tokens[..read]` are in the cache, `next` is the
@@ -111,6 +139,7 @@ struct Run<'a, B: Backend> {
     cache: &'a mut KvCache<B>,
     tokens: Vec<u32>,
     logprobs: Vec<f32>,
+    choices: Vec<f32>,
     read: usize,
     next: Vec<f32>,
 }
@@ -198,5 +227,15 @@ mod tests {
             pick(&logits, &Allowed::Only(vec![7]), 4),
             Err(Error::NoAllowedToken { after: 4 })
         ));
+    }
+
+    #[test]
+    fn a_choice_is_scored_among_the_allowed_tokens() {
+        let logits = [1.0f32, 3.0, 2.0];
+        let among = chosen_among(&logits, &Allowed::Only(vec![0, 2]), 2);
+        let z = 1.0f32.exp() + 2.0f32.exp();
+        assert!((among - (2.0f32.exp() / z).ln()).abs() < 1e-6);
+        assert_eq!(chosen_among(&logits, &Allowed::Only(vec![2]), 2), 0.0);
+        assert_eq!(chosen_among(&logits, &Allowed::Any, 1), score(&logits, 1));
     }
 }
