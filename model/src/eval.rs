@@ -230,14 +230,18 @@ pub fn check_grammar<B: Backend>(
             continue;
         };
         let mut current = &episode.start;
-        // The state one forward step before `current`, as the debugger knows it.
+        // The state one forward step before `current`, and per depth the caller of a
+        // frame entered by a forward step, as the debugger knows them.
         let mut came_from = None;
+        let mut entered: BTreeMap<u32, &crate::state::State> = BTreeMap::new();
         for (action, truth) in &episode.steps {
             if checked >= limit {
                 return (checked, refused);
             }
             checked += 1;
-            if let Err(why) = predictor.grammar_admits(&context, current, came_from, action, truth)
+            let caller = entered.get(&current.depth).copied();
+            if let Err(why) =
+                predictor.grammar_admits(&context, current, came_from, caller, action, truth)
             {
                 refused.push(format!(
                     "episode {index} ({}) {action}: {why}",
@@ -246,10 +250,14 @@ pub fn check_grammar<B: Backend>(
             }
             let forward = matches!(action, Action::StepInto | Action::StepOver);
             came_from = forward.then_some(current);
-            match truth.state() {
-                Some(state) => current = state,
-                None => break,
+            let Some(state) = truth.state() else {
+                break;
+            };
+            entered.retain(|&depth, _| depth <= state.depth);
+            if forward && state.event == Event::Call && state.depth == current.depth + 1 {
+                entered.insert(state.depth, current);
             }
+            current = state;
         }
     }
     (checked, refused)

@@ -211,6 +211,25 @@ pub struct ProgramContext<B: Backend> {
     /// state it came from: the grammar reads from it how the program came to a line.
     /// (Kept apart from the tail, which a breakpoint check in between replaces.)
     reached: Option<(State, State)>,
+    /// Per depth of a frame entered by a forward step: the caller's state at the call
+    /// (its locals are what the caller holds when the frame returns to it).
+    entered: std::collections::BTreeMap<u32, State>,
+}
+
+impl<B: Backend> ProgramContext<B> {
+    /// Note where `action` from `current` led: a forward step into a call remembers
+    /// the caller's state; frames deeper than where it led are gone.
+    fn enter(&mut self, current: &State, action: &Action, to: Option<&State>) {
+        let Some(to) = to else {
+            self.entered.clear();
+            return;
+        };
+        self.entered.retain(|&depth, _| depth <= to.depth);
+        let call = to.event == Event::Call && to.depth == current.depth + 1;
+        if is_forward_step(action) && call {
+            self.entered.insert(to.depth, current.clone());
+        }
+    }
 }
 
 impl<B: Backend> Predictor<B> {
@@ -317,6 +336,7 @@ impl<B: Backend> Predictor<B> {
             tail: None,
             last_prompt: None,
             reached: None,
+            entered: Default::default(),
         })
     }
 
@@ -375,7 +395,9 @@ impl<B: Backend> Predictor<B> {
             current.clone(),
             action.clone(),
         ));
-        let grammar = Grammar::new(self, &context.text, current, came_from.as_ref(), action);
+        let caller = context.entered.get(&current.depth).cloned();
+        let mut grammar = Grammar::new(self, &context.text, current, came_from.as_ref(), action);
+        grammar.caller = caller.as_ref();
         let decoded = greedy(
             &self.model,
             &mut context.cache,
@@ -419,6 +441,7 @@ impl<B: Backend> Predictor<B> {
         if let Some(state) = outcome.state().filter(|_| is_forward_step(action)) {
             context.reached = Some((state.clone(), current.clone()));
         }
+        context.enter(current, action, outcome.state());
         Ok(Prediction {
             outcome,
             probability: decoded.choice_probability(),
@@ -502,16 +525,19 @@ impl<B: Backend> Predictor<B> {
     /// Whether the grammar lets the model write `truth` as the outcome of `action` at
     /// `current` (`Err` names the first token it refuses): the constraints must never
     /// rule out what really happens. `came_from`: the state one forward step (Step
-    /// Into or Step Over) before `current`, where it is known.
+    /// Into or Step Over) before `current`, where it is known; `caller`: the state
+    /// that called `current`'s frame, at the call, where it is known.
     pub fn grammar_admits(
         &self,
         context: &ProgramContext<B>,
         current: &State,
         came_from: Option<&State>,
+        caller: Option<&State>,
         action: &Action,
         truth: &Outcome,
     ) -> Result<(), String> {
-        let grammar = Grammar::new(self, &context.text, current, came_from, action);
+        let mut grammar = Grammar::new(self, &context.text, current, came_from, action);
+        grammar.caller = caller;
         let text = render_outcome(Some(current), Some(action), truth);
         let tokens = self.encode(&text).map_err(|e| e.to_string())?;
         for (i, &token) in tokens.iter().enumerate() {
@@ -545,6 +571,7 @@ impl<B: Backend> Predictor<B> {
         if is_forward_step(&action) {
             context.reached = Some((state.clone(), current.clone()));
         }
+        context.enter(&current, &action, Some(state));
         let text = render_outcome(Some(&current), Some(&action), truth);
         let text = text.strip_suffix(language::ACTION_SEP).unwrap_or(&text);
         let tokens = self.encode(text)?;
@@ -615,6 +642,10 @@ struct Grammar<'a, B: Backend> {
     prev: &'a State,
     /// The state one forward step before `prev`, where known.
     came_from: Option<&'a State>,
+    /// The state that called `prev`'s frame, at the call, where known.
+    caller: Option<&'a State>,
+    /// What the caller keeps when `prev`'s frame returns to it (see `kept_by_caller`).
+    kept: std::cell::OnceCell<Option<Bindings>>,
     action: &'a Action,
     /// A breakpoint action lands on a `line` state on one of these lines (or ends).
     breakpoints: Option<&'a std::collections::BTreeSet<u32>>,
@@ -642,6 +673,8 @@ impl<'a, B: Backend> Grammar<'a, B> {
             program,
             prev,
             came_from,
+            caller: None,
+            kept: std::cell::OnceCell::new(),
             action,
             breakpoints: action.breakpoint_lines(),
             spec: std::cell::OnceCell::new(),
@@ -715,6 +748,8 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 return self.only_toward(allowed, tail(&bytes, &text, rest), &[expected]);
             }
             let bindings = self.bindings.get_or_init(|| self.bindings());
+            let kept = self.kept.get_or_init(|| self.kept_by_caller(header));
+            let bindings = bindings.as_ref().or(kept.as_ref());
             // (A name with no value to take is left to the model: no dead end.)
             let targets = bindings.iter().flat_map(|b| &b.targets);
             for target in targets.filter(|t| !t.options.is_empty()) {
@@ -1116,6 +1151,61 @@ impl<'a, B: Backend> Grammar<'a, B> {
             targets,
             written_on: Some(self.program.block(prev.line)),
             continues,
+        })
+    }
+
+    /// Back in the caller after a return (the state `header` begins is in the frame
+    /// that made the call, seen at the call): its locals of immutable values keep
+    /// them, but for the names its calling statement binds. Not where `global` or
+    /// `nonlocal` could rebind them from the call.
+    fn kept_by_caller(&self, header: &str) -> Option<Bindings> {
+        let (prev, program, caller) = (self.prev, self.program, self.caller?);
+        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        if !forward || prev.event != Event::Return || caller.event != Event::Line {
+            return None;
+        }
+        let fields: Vec<&str> = header.split("|>").nth(1)?.split(' ').collect();
+        let depth = fields.get(1)?.parse::<u32>().ok()?;
+        let function = *fields.get(2)?;
+        let frame = prev.stack.last()?;
+        let same = depth + 1 == prev.depth
+            && caller.depth == depth
+            && caller.function == function
+            && frame.function == function
+            && frame.line == caller.line;
+        if !same || !header.starts_with("<|line|>") && !header.starts_with("<|return|>") {
+            return None;
+        }
+        let elsewhere = program
+            .lines
+            .iter()
+            .any(|line| grammar::words(line).any(|w| w == "global" || w == "nonlocal"));
+        if elsewhere {
+            return None;
+        }
+        let mut bound = BTreeSet::new();
+        for (k, line) in program.flow.statement(caller.line).iter().enumerate() {
+            let code = program.code(*line);
+            if k == 0 {
+                bound.extend(grammar::bound_by(code));
+            } else {
+                bound.extend(grammar::identifiers(code));
+            }
+        }
+        let targets = caller
+            .locals
+            .iter()
+            .filter(|(name, value)| immutable(value) && !bound.contains(*name))
+            .map(|(name, value)| Binding {
+                name: name.clone(),
+                options: vec![serde_json::Value::from(value.as_str()).to_string()],
+                must_write: false,
+            })
+            .collect();
+        Some(Bindings {
+            targets,
+            written_on: None,
+            continues: None,
         })
     }
 

@@ -48,14 +48,23 @@ fn the_grammar_admits_every_true_outcome() {
             Action::InvStepCall,
             Action::InvBreakpoint(some_lines),
         ];
+        // Per depth, the caller of a frame entered (each state is one Step Into on).
+        let mut entered = std::collections::BTreeMap::new();
         for (i, state) in states.iter().enumerate().take(STATES_PER_PROGRAM) {
+            if let Some(from) = i.checked_sub(1).map(|k| &states[k]) {
+                entered.retain(|&depth, _| depth <= state.depth);
+                if state.event == neural_model::Event::Call && state.depth == from.depth + 1 {
+                    entered.insert(state.depth, from);
+                }
+            }
+            let caller = entered.get(&state.depth).copied();
             for action in &actions {
                 let truth = run.tree.outcome(i, action);
                 checked += 1;
                 // The state before, one Step Into back: the way the program came here.
                 let came_from = i.checked_sub(1).map(|k| &states[k]);
                 if let Err(why) =
-                    predictor.grammar_admits(&context, state, came_from, action, &truth)
+                    predictor.grammar_admits(&context, state, came_from, caller, action, &truth)
                 {
                     refused.push(format!(
                         "{} state {i} ({} line {}) {action}: {why}",
@@ -98,14 +107,14 @@ fn a_return_of_a_local_carries_that_locals_value() {
         .expect("the program returns total");
     let (current, truth) = (&states[at - 1], run.tree.outcome(at - 1, &Action::StepInto));
     predictor
-        .grammar_admits(&context, current, None, &Action::StepInto, &truth)
+        .grammar_admits(&context, current, None, None, &Action::StepInto, &truth)
         .unwrap();
     let mut wrong = truth.clone();
     if let neural_model::Outcome::State { state } = &mut wrong {
         state.value = Some("12345".into());
     }
     assert!(predictor
-        .grammar_admits(&context, current, None, &Action::StepInto, &wrong)
+        .grammar_admits(&context, current, None, None, &Action::StepInto, &wrong)
         .is_err());
 }
 
@@ -172,6 +181,7 @@ impl Traced {
                 &self.context,
                 &self.states[k],
                 came_from,
+                None,
                 &Action::StepInto,
                 &outcome,
             )
@@ -296,4 +306,50 @@ def swap(k):
         assert!(t.admits(at, false, &[right]), "line {line}");
         assert!(!t.admits(at, false, &[wrong]), "line {line}");
     }
+}
+
+#[test]
+fn back_in_the_caller_its_plain_values_are_what_they_were_at_the_call() {
+    let source = "\
+def inc(v):
+    return v + 1
+
+def run(k):
+    label = 'n'
+    total = inc(k)
+    return total
+";
+    let t = Traced::new("caller", source, "run(3)");
+    let s = &t.states;
+    let call = (0..s.len())
+        .find(|&k| s[k].event == neural_model::Event::Call && s[k].function == "inc")
+        .unwrap();
+    let back = (call..s.len())
+        .find(|&k| s[k].event == neural_model::Event::Return && s[k].function == "inc")
+        .unwrap();
+    let admits = |caller: Option<usize>, name: &str, value: &str| {
+        let mut outcome = t.run.tree.outcome(back, &Action::StepInto);
+        if let neural_model::Outcome::State { state } = &mut outcome {
+            state.locals.insert(name.into(), value.into());
+        }
+        let caller = caller.map(|k| &s[k]);
+        t.predictor
+            .grammar_admits(
+                &t.context,
+                &s[back],
+                None,
+                caller,
+                &Action::StepInto,
+                &outcome,
+            )
+            .is_ok()
+    };
+    let at_call = Some(call - 1);
+    assert_eq!(s[call - 1].line, 6);
+    assert!(admits(at_call, "label", "'n'"));
+    assert!(!admits(at_call, "label", "'m'"));
+    assert!(!admits(at_call, "k", "5"));
+    // `total` is what the calling line binds: the model's to write.
+    assert!(admits(at_call, "total", "9"));
+    assert!(admits(None, "label", "'m'"));
 }
