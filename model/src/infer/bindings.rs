@@ -1,0 +1,497 @@
+//! What a step binds, read from the program's text and the state the debugger shows:
+//! a `for` loop's next item, a plain assignment's values, and what a caller keeps when
+//! a call returns to it. The grammar (`super::Grammar`) holds the model to these
+//! values where the next state writes those names.
+
+use super::{closing_paren, grammar, immutable, shown_value, value_of, Grammar};
+use crate::net::Allowed;
+use crate::{Action, Event};
+use burn::tensor::backend::Backend;
+use std::collections::BTreeSet;
+
+/// What a step from a `for` line or a plain assignment binds: per name, the values it
+/// can take; for a loop, whether it goes into its block (`Some(true)`), ends
+/// (`Some(false)`) or either.
+pub(super) struct Bindings {
+    pub(super) targets: Vec<Binding>,
+    /// The lines on which a state must write the names that cannot keep their values
+    /// (a loop's block; none after an assignment).
+    pub(super) written_on: Option<std::ops::RangeInclusive<u32>>,
+    pub(super) continues: Option<bool>,
+}
+
+/// Where a loop goes from its `for` line, as far as the state and the step before say.
+struct Next {
+    /// The items it can bind (each as the parts its targets take); `None`: any.
+    items: Option<Vec<Vec<String>>>,
+    /// Into its block (`Some(true)`), out of it, or either.
+    continues: Option<bool>,
+}
+
+/// A name, the values it can take (JSON strings of their reprs), and whether the next
+/// state must write it (it cannot keep its value).
+pub(super) struct Binding {
+    pub(super) name: String,
+    pub(super) options: Vec<String>,
+    pub(super) must_write: bool,
+}
+
+impl<B: Backend> Grammar<'_, B> {
+    /// Of `allowed`, the tokens that do not end a bound name's key and begin its
+    /// value (`":"-`) other than toward one of the values it can take.
+    pub(super) fn values_begun_right(
+        &self,
+        allowed: Allowed,
+        rest: &str,
+        bindings: &Bindings,
+    ) -> Allowed {
+        let Allowed::Only(ids) = allowed else {
+            return allowed;
+        };
+        let p = self.predictor;
+        let ids = ids.into_iter().filter(|&id| {
+            let (piece, special) = &p.token_text[id as usize];
+            if *special || !piece.contains(':') {
+                return true;
+            }
+            let text = format!("{rest}{piece}");
+            let mut targets = bindings.targets.iter().filter(|t| !t.options.is_empty());
+            targets.all(|target| match value_of(&text, &target.name) {
+                Some(written) => target
+                    .options
+                    .iter()
+                    .any(|o| o.starts_with(written) || written.starts_with(o.as_str())),
+                None => true,
+            })
+        });
+        Allowed::Only(ids.collect())
+    }
+
+    /// After a `for TARGETS in ITERABLE:` line whose items the state shows (see
+    /// `loop_items`), each loop variable can only take its part of one of the items,
+    /// and where the way in is known only of the next one (see `next_items`).
+    fn loop_values(&self) -> Option<Bindings> {
+        let prev = self.prev;
+        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        if !forward || prev.event != Event::Line {
+            return None;
+        }
+        let code = prev.source.trim();
+        let code = code.split(" #").next().unwrap_or(code).trim_end();
+        let header = code.strip_prefix("for ")?.strip_suffix(':')?;
+        let (target, iterable) = header.split_once(" in ")?;
+        let target = target.trim();
+        let target = target
+            .strip_prefix('(')
+            .and_then(|t| t.strip_suffix(')'))
+            .unwrap_or(target);
+        let names: Vec<&str> = target.split(',').map(str::trim).collect();
+        let identifier =
+            |n: &&str| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !names.iter().all(identifier) {
+            return None;
+        }
+        let iterable = iterable.trim();
+        let (items, reads_list) = self.loop_items(iterable)?;
+        // Each item as the parts the targets take.
+        let rows: Vec<Vec<String>> = match names.len() {
+            1 => items.into_iter().map(|item| vec![item]).collect(),
+            n => items
+                .iter()
+                .map(|item| tuple_parts(item).filter(|parts| parts.len() == n))
+                .collect::<Option<_>>()?,
+        };
+        let current: Vec<Option<String>> = names.iter().map(|n| shown_value(prev, n)).collect();
+        let next = self.next_items(&names, iterable, reads_list, &rows, &current);
+        let continues = next.continues;
+        let (rows, known) = match next.items {
+            Some(items) => (items, true),
+            None => (rows, false),
+        };
+        let targets = names
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let mut options: Vec<String> = rows
+                    .iter()
+                    .map(|row| serde_json::Value::from(row[k].as_str()).to_string())
+                    .collect();
+                options.sort();
+                options.dedup();
+                let keeps = |row: &Vec<String>| Some(&row[k]) == current[k].as_ref();
+                Binding {
+                    name: name.to_string(),
+                    options,
+                    must_write: known && !rows.iter().any(keeps),
+                }
+            })
+            .collect();
+        Some(Bindings {
+            targets,
+            written_on: Some(self.program.block(prev.line)),
+            continues,
+        })
+    }
+
+    /// Back in the caller after a return (the state `header` begins is in the frame
+    /// that made the call, seen at the call): its locals of immutable values keep
+    /// them, but for the names its calling statement binds. Not where `global` or
+    /// `nonlocal` could rebind them from the call.
+    pub(super) fn kept_by_caller(&self, header: &str) -> Option<Bindings> {
+        let (prev, program, caller) = (self.prev, self.program, self.caller?);
+        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        if !forward || prev.event != Event::Return || caller.event != Event::Line {
+            return None;
+        }
+        let fields: Vec<&str> = header.split("|>").nth(1)?.split(' ').collect();
+        let depth = fields.get(1)?.parse::<u32>().ok()?;
+        let function = *fields.get(2)?;
+        let frame = prev.stack.last()?;
+        let same = depth + 1 == prev.depth
+            && caller.depth == depth
+            && caller.function == function
+            && frame.function == function
+            && frame.line == caller.line;
+        if !same || !header.starts_with("<|line|>") && !header.starts_with("<|return|>") {
+            return None;
+        }
+        let elsewhere = program
+            .lines
+            .iter()
+            .any(|line| grammar::words(line).any(|w| w == "global" || w == "nonlocal"));
+        if elsewhere {
+            return None;
+        }
+        let mut bound = BTreeSet::new();
+        for (k, line) in program.flow.statement(caller.line).iter().enumerate() {
+            let code = program.code(*line);
+            if k == 0 {
+                bound.extend(grammar::bound_by(code));
+            } else {
+                bound.extend(grammar::identifiers(code));
+            }
+        }
+        let targets = caller
+            .locals
+            .iter()
+            .filter(|(name, value)| immutable(value) && !bound.contains(*name))
+            .map(|(name, value)| Binding {
+                name: name.clone(),
+                options: vec![serde_json::Value::from(value.as_str()).to_string()],
+                must_write: false,
+            })
+            .collect();
+        Some(Bindings {
+            targets,
+            written_on: None,
+            continues: None,
+        })
+    }
+
+    /// What a forward step from the current line binds: a loop's variables (see
+    /// `loop_values`), or a plain assignment's names.
+    pub(super) fn bindings(&self) -> Option<Bindings> {
+        self.loop_values().or_else(|| self.assigned_values())
+    }
+
+    /// After a one-line `NAMES = VALUES` whose values are literals or names the state
+    /// shows (`a, b = b, a`, `low, n = (3, k)`), each name takes its value where the
+    /// next state writes it. Not where `global` or `nonlocal` could put a name
+    /// elsewhere, nor for a literal with braces (a set's repr has an order of its own).
+    /// The names are not required: a state after a handler's end is written in full.
+    fn assigned_values(&self) -> Option<Bindings> {
+        let (prev, program) = (self.prev, self.program);
+        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        if !forward || prev.event != Event::Line || program.flow.statement(prev.line).len() != 1 {
+            return None;
+        }
+        let elsewhere = program
+            .lines
+            .iter()
+            .any(|line| grammar::words(line).any(|w| w == "global" || w == "nonlocal"));
+        if elsewhere {
+            return None;
+        }
+        let code = program.code(prev.line).trim();
+        let (targets, values) = code.split_once('=')?;
+        if values.starts_with('=') || values.contains('=') && !values.contains("==") {
+            return None; // a comparison, or `a = b = c`
+        }
+        let strip = |text: &str| {
+            let text = text.trim();
+            text.strip_prefix('(')
+                .and_then(|t| t.strip_suffix(')'))
+                .filter(|_| crate::entry::split_top(text).len() == 1)
+                .unwrap_or(text)
+                .to_string()
+        };
+        let names: Vec<String> = strip(targets)
+            .split(',')
+            .map(|n| n.trim().to_string())
+            .collect();
+        let identifier = |n: &String| {
+            !n.is_empty()
+                && !n.starts_with(|c: char| c.is_ascii_digit())
+                && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+        };
+        if !names.iter().all(identifier) {
+            return None;
+        }
+        let value = |text: &str| {
+            let text = text.trim();
+            match crate::entry::literal_repr(text) {
+                Ok(_) if text.contains('{') => None,
+                Ok(repr) => Some(repr),
+                Err(_) => shown_value(prev, text).filter(|_| identifier(&text.to_string())),
+            }
+        };
+        let values: Vec<String> = match names.len() {
+            1 => vec![value(values)?],
+            n => {
+                let parts = crate::entry::split_top(&strip(values));
+                if parts.len() != n {
+                    return None;
+                }
+                parts.iter().map(|p| value(p)).collect::<Option<_>>()?
+            }
+        };
+        let targets = names
+            .into_iter()
+            .zip(values)
+            .map(|(name, value)| Binding {
+                must_write: false,
+                options: vec![serde_json::Value::from(value).to_string()],
+                name,
+            })
+            .collect();
+        Some(Bindings {
+            targets,
+            written_on: None,
+            continues: None,
+        })
+    }
+
+    /// The reprs of the items a loop over `iterable` yields, read from the state: a
+    /// name or a literal, a slice of one with whole-number bounds, `range(...)`,
+    /// `enumerate(...)` or `zip(...)` of those, or a dict name's `.items()`,
+    /// `.keys()` or `.values()`. And whether the loop reads a list in place (which
+    /// its block could reorder under it).
+    fn loop_items(&self, iterable: &str) -> Option<(Vec<String>, bool)> {
+        let prev = self.prev;
+        let iterable = iterable.trim();
+        let value = |text: &str| {
+            let text = text.trim();
+            crate::entry::literal_repr(text)
+                .ok()
+                .or_else(|| shown_value(prev, text))
+        };
+        let number = |text: &str| value(text)?.parse::<i64>().ok();
+        if let Some(args) = call_arguments(iterable, "range") {
+            let values: Vec<String> = args.iter().map(|a| value(a)).collect::<Option<_>>()?;
+            let items = crate::entry::elements(&format!("range({})", values.join(", ")))?;
+            return Some((items, false));
+        }
+        if let Some(args) = call_arguments(iterable, "enumerate") {
+            let (items, reads_list) = self.loop_items(args.first()?)?;
+            let start = match args.get(1) {
+                Some(start) => number(start.trim().trim_start_matches("start="))?,
+                None => 0,
+            };
+            let items = items
+                .iter()
+                .zip(start..)
+                .map(|(item, k)| format!("({k}, {item})"))
+                .collect();
+            return Some((items, reads_list));
+        }
+        if let Some(args) = call_arguments(iterable, "zip") {
+            let each: Vec<(Vec<String>, bool)> = args
+                .iter()
+                .map(|a| self.loop_items(a))
+                .collect::<Option<_>>()?;
+            let length = each.iter().map(|(items, _)| items.len()).min()?;
+            let items = (0..length)
+                .map(|k| {
+                    let parts: Vec<&str> =
+                        each.iter().map(|(items, _)| items[k].as_str()).collect();
+                    format!("({})", parts.join(", "))
+                })
+                .collect();
+            return Some((items, each.iter().any(|(_, list)| *list)));
+        }
+        for (view, part) in [
+            (".items()", None),
+            (".keys()", Some(0)),
+            (".values()", Some(1)),
+        ] {
+            if let Some(name) = iterable.strip_suffix(view) {
+                let pairs = crate::entry::dict_items(&shown_value(prev, name)?)?;
+                let items = pairs
+                    .into_iter()
+                    .map(|(key, value)| match part {
+                        None => format!("({key}, {value})"),
+                        Some(0) => key,
+                        Some(_) => value,
+                    })
+                    .collect();
+                return Some((items, false));
+            }
+        }
+        if let Some((base, bounds)) = iterable
+            .strip_suffix(']')
+            .and_then(|t| t.rsplit_once('['))
+            .filter(|(base, _)| !base.is_empty())
+        {
+            let (start, stop) = bounds.split_once(':')?;
+            let bound = |text: &str| match text.trim() {
+                "" => Some(None),
+                text => number(text).map(Some),
+            };
+            let (start, stop) = (bound(start)?, bound(stop)?);
+            let (items, _) = self.loop_items(base)?;
+            let len = items.len() as i64;
+            let at = |bound: Option<i64>, default: i64| {
+                let b = bound.unwrap_or(default);
+                (if b < 0 { b + len } else { b }).clamp(0, len) as usize
+            };
+            let (from, to) = (at(start, 0), at(stop, len));
+            // A slice is a copy, made when the loop starts: nothing reorders it.
+            return Some((items[from..to.max(from)].to_vec(), false));
+        }
+        let repr = value(iterable)?;
+        let reads_list = repr.trim_start().starts_with('[');
+        Some((crate::entry::elements(&repr)?, reads_list))
+    }
+
+    /// Where the loop on the current line goes, of its items (each as the parts its
+    /// `targets` take): the first when the loop starts (a variable is unbound, or the
+    /// step before came from outside the loop's block), the one after the variables'
+    /// current values when it goes round again (the step before came from inside),
+    /// out when there is none; where the way in is unknown, either of those. Unknown
+    /// where the loop's block could rebind a variable or a name the iterable reads,
+    /// or where the program could reorder a list under the loop (appending keeps the
+    /// order).
+    fn next_items(
+        &self,
+        targets: &[&str],
+        iterable: &str,
+        reads_list: bool,
+        rows: &[Vec<String>],
+        current: &[Option<String>],
+    ) -> Next {
+        let unknown = Next {
+            items: None,
+            continues: None,
+        };
+        let (prev, program) = (self.prev, self.program);
+        let block = program.block(prev.line);
+        let read = grammar::identifiers(iterable);
+        let rebinds = block.clone().any(|line| {
+            let code = program.code(line);
+            let bound = grammar::bound_by(code);
+            grammar::words(code).any(|w| w == "del")
+                || targets.iter().any(|t| bound.contains(*t))
+                || read.iter().any(|name| bound.contains(name))
+        });
+        if rebinds {
+            return unknown;
+        }
+        let current: Option<Vec<String>> = current.iter().cloned().collect();
+        // Whether the loop starts here (`None`: it may start again, or go round).
+        let starts = match (&current, self.came_from) {
+            (None, _) => Some(true),
+            (Some(_), Some(from))
+                if from.event == Event::Line
+                    && from.function == prev.function
+                    && from.depth == prev.depth
+                    && from.line != prev.line =>
+            {
+                Some(!block.contains(&from.line))
+            }
+            _ => None,
+        };
+        let first = rows.first().cloned();
+        if starts == Some(true) {
+            return Next {
+                continues: Some(first.is_some()),
+                items: Some(first.into_iter().collect()),
+            };
+        }
+        let reorders = |code: &str| {
+            grammar::words(code).any(|w| {
+                matches!(
+                    w,
+                    "insert" | "remove" | "pop" | "sort" | "reverse" | "clear" | "del"
+                )
+            })
+        };
+        if reads_list
+            && ((1..=program.lines.len() as u32).any(|line| reorders(program.code(line)))
+                || block
+                    .clone()
+                    .any(|line| assigns_an_item(program.code(line))))
+        {
+            return unknown;
+        }
+        let current = current.expect("a loop going round again has its variables");
+        let mut next: Vec<Vec<String>> = rows
+            .windows(2)
+            .filter(|pair| pair[0] == current)
+            .map(|pair| pair[1].clone())
+            .collect();
+        // The values are not an item's: they changed in ways not foreseen here.
+        if !rows.contains(&current) {
+            return unknown;
+        }
+        // On the last item the loop may end (with no item to bind).
+        let may_end = rows.last() == Some(&current);
+        let mut continues = match (next.is_empty(), may_end) {
+            (false, false) => Some(true),
+            (true, _) => Some(false),
+            (false, true) => None,
+        };
+        if starts.is_none() {
+            // It may also start again: with the first item.
+            next.extend(first.filter(|f| !next.contains(f)));
+            if continues == Some(false) {
+                continues = None;
+            }
+        }
+        Next {
+            items: (!next.is_empty()).then_some(next),
+            continues,
+        }
+    }
+}
+
+/// The arguments of `text` if it is one call of `function` (`zip(a, b)`).
+fn call_arguments(text: &str, function: &str) -> Option<Vec<String>> {
+    let inner = text.strip_prefix(function)?.strip_prefix('(')?;
+    (closing_paren(inner)? == inner.len() - 1)
+        .then(|| crate::entry::split_top(&inner[..inner.len() - 1]))
+}
+
+/// The parts of a tuple's or list's repr (what unpacking it gives).
+fn tuple_parts(repr: &str) -> Option<Vec<String>> {
+    let repr = repr.trim();
+    let inner = repr
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .or_else(|| repr.strip_prefix('[').and_then(|r| r.strip_suffix(']')))?;
+    let parts = crate::entry::split_top(inner);
+    Some(parts.into_iter().map(|p| p.trim().to_string()).collect())
+}
+
+/// Whether a line assigns to an item or a slice (`xs[i] = v`, `xs[i] += v`).
+fn assigns_an_item(code: &str) -> bool {
+    let chars: Vec<(usize, char, i32)> = crate::entry::code_chars(code).collect();
+    let assignment = chars.iter().enumerate().find(|(k, &(_, c, depth))| {
+        let before = k.checked_sub(1).map(|k| chars[k].1);
+        let after = chars.get(k + 1).map(|c| c.1);
+        c == '='
+            && depth == 0
+            && !matches!(before, Some('=' | '!' | '<' | '>' | ':'))
+            && after != Some('=')
+    });
+    assignment.is_some_and(|(k, _)| chars[..k].iter().any(|&(_, c, _)| c == ']'))
+}
