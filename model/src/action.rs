@@ -55,6 +55,11 @@ impl Action {
         self.name().starts_with("inv_")
     }
 
+    /// Step Into or Step Over: one step on, in the run's order.
+    pub fn is_forward_step(&self) -> bool {
+        matches!(self, Action::StepInto | Action::StepOver)
+    }
+
     /// A single step (as opposed to a jump): the next state is written as a diff of locals.
     pub fn is_single_step(&self) -> bool {
         matches!(

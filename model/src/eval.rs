@@ -7,7 +7,7 @@
 
 use crate::action::Action;
 use crate::data::{sample_episode, Episode, EpisodeOptions, Mixture};
-use crate::infer::Predictor;
+use crate::infer::{Footprints, Predictor};
 use crate::language::render_outcome;
 use crate::state::{Event, State};
 use crate::tree::Outcome;
@@ -230,33 +230,25 @@ pub fn check_grammar<B: Backend>(
             continue;
         };
         let mut current = &episode.start;
-        // The state one forward step before `current`, and per depth the caller of a
-        // frame entered by a forward step, as the debugger knows them.
-        let mut came_from = None;
-        let mut entered: BTreeMap<u32, &crate::state::State> = BTreeMap::new();
+        // How the run came to `current`, as the debugger would know it.
+        let mut footprints = Footprints::default();
         for (action, truth) in &episode.steps {
             if checked >= limit {
                 return (checked, refused);
             }
             checked += 1;
-            let caller = entered.get(&current.depth).copied();
             if let Err(why) =
-                predictor.grammar_admits(&context, current, came_from, caller, action, truth)
+                predictor.grammar_admits(&context, current, &footprints, action, truth)
             {
                 refused.push(format!(
                     "episode {index} ({}) {action}: {why}",
                     episode.origin
                 ));
             }
-            let forward = matches!(action, Action::StepInto | Action::StepOver);
-            came_from = forward.then_some(current);
             let Some(state) = truth.state() else {
                 break;
             };
-            entered.retain(|&depth, _| depth <= state.depth);
-            if forward && state.event == Event::Call && state.depth == current.depth + 1 {
-                entered.insert(state.depth, current);
-            }
+            footprints.record(current, action, Some(state));
             current = state;
         }
     }

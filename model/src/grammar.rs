@@ -614,8 +614,9 @@ impl Layout {
     /// names the callee, else the one line of the caller that does (not a `def`
     /// line; a class body is called from its `class` line). A stack derived after a
     /// jump keeps the caller's line from before the jump (a breakpoint hit from the
-    /// module's `def` line showed the module at that `def`); calls by no name (`__init__`, operators) keep `line`, as
-    /// does a callee named on several lines. `lines` are the program's lines.
+    /// module's `def` line showed the module at that `def`); calls by no name
+    /// (`__init__`, operators) keep `line`, as does a callee named on several lines.
+    /// `lines` are the program's lines.
     pub fn call_site<S: AsRef<str>>(
         &self,
         lines: &[S],
@@ -703,6 +704,13 @@ pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
 /// other characters).
 pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+}
+
+/// Whether `text` is one identifier (a name, or a keyword such as `True`).
+pub(crate) fn is_name(text: &str) -> bool {
+    !text.is_empty()
+        && !text.starts_with(|c: char| c.is_ascii_digit())
+        && text.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// The identifier `text` ends with (empty if none).

@@ -87,8 +87,49 @@ struct Tail {
     at: usize,
 }
 
-fn is_forward_step(action: &Action) -> bool {
-    matches!(action, Action::StepInto | Action::StepOver)
+/// How the run came to the states the debugger has seen, as far as forward steps tell:
+/// the last state one forward step reached and the state it came from, and per depth
+/// the caller of each frame entered by a forward step. The grammar reads from them the
+/// way into a loop's line and what a caller keeps when a call returns to it.
+#[derive(Clone, Debug, Default)]
+pub struct Footprints {
+    reached: Option<(State, State)>,
+    entered: std::collections::BTreeMap<u32, State>,
+}
+
+impl Footprints {
+    /// Note that `action` from `from` led to `to` (`None`: the program ended).
+    pub fn record(&mut self, from: &State, action: &Action, to: Option<&State>) {
+        let Some(to) = to else {
+            self.entered.clear();
+            return;
+        };
+        self.entered.retain(|&depth, _| depth <= to.depth);
+        if action.is_forward_step() {
+            self.reached = Some((to.clone(), from.clone()));
+            if to.event == Event::Call && to.depth == from.depth + 1 {
+                self.entered.insert(to.depth, from.clone());
+            }
+        }
+    }
+
+    /// The state one forward step before `state`, where that is how it was reached.
+    pub fn came_from(&self, state: &State) -> Option<&State> {
+        let (reached, from) = self.reached.as_ref()?;
+        (reached == state).then_some(from)
+    }
+
+    /// The state that called `state`'s frame, at the call, where it is known.
+    pub fn caller(&self, state: &State) -> Option<&State> {
+        self.entered.get(&state.depth)
+    }
+
+    /// The state last reached is shown as `shown` (a walk adds what it printed).
+    fn reshow(&mut self, state: &State, shown: &State) {
+        if let Some((reached, _)) = self.reached.as_mut().filter(|(r, _)| r == state) {
+            *reached = shown.clone();
+        }
+    }
 }
 
 /// A loaded model, ready to predict for any program.
@@ -124,6 +165,11 @@ struct ProgramText {
     frame_names: std::collections::HashMap<String, Vec<String>>,
     /// Which line can follow which inside a frame.
     flow: crate::flow::Flow,
+    /// Some line says `global` or `nonlocal`: a name can be rebound from another frame.
+    rebinds_from_afar: bool,
+    /// Some line removes, inserts, reorders or deletes items (`pop`, `sort`, `del`, ...):
+    /// a list may change under a loop other than by appending.
+    reorders_lists: bool,
 }
 
 impl ProgramText {
@@ -183,29 +229,9 @@ pub struct ProgramContext<B: Backend> {
     tail: Option<Tail>,
     /// Where the last prediction's outcome began, and what it was predicted from.
     last_prompt: Option<(usize, State, Action)>,
-    /// The last state reached by a forward step (Step Into or Step Over), and the
-    /// state it came from: the grammar reads from it how the program came to a line.
-    /// (Kept apart from the tail, which a breakpoint check in between replaces.)
-    reached: Option<(State, State)>,
-    /// Per depth of a frame entered by a forward step: the caller's state at the call
-    /// (its locals are what the caller holds when the frame returns to it).
-    entered: std::collections::BTreeMap<u32, State>,
-}
-
-impl<B: Backend> ProgramContext<B> {
-    /// Note where `action` from `current` led: a forward step into a call remembers
-    /// the caller's state; frames deeper than where it led are gone.
-    fn enter(&mut self, current: &State, action: &Action, to: Option<&State>) {
-        let Some(to) = to else {
-            self.entered.clear();
-            return;
-        };
-        self.entered.retain(|&depth, _| depth <= to.depth);
-        let call = to.event == Event::Call && to.depth == current.depth + 1;
-        if is_forward_step(action) && call {
-            self.entered.insert(to.depth, current.clone());
-        }
-    }
+    /// How the run came to the states predicted and observed. (Kept apart from the
+    /// tail, which a breakpoint check in between replaces.)
+    footprints: Footprints,
 }
 
 impl<B: Backend> Predictor<B> {
@@ -308,11 +334,22 @@ impl<B: Backend> Predictor<B> {
                 parameters,
                 layout,
                 identifiers: grammar::identifiers(source).into_iter().collect(),
+                rebinds_from_afar: source
+                    .lines()
+                    .any(|line| grammar::words(line).any(|w| w == "global" || w == "nonlocal")),
+                reorders_lists: source.lines().any(|line| {
+                    let code = line.split(" #").next().unwrap_or(line);
+                    grammar::words(code).any(|w| {
+                        matches!(
+                            w,
+                            "insert" | "remove" | "pop" | "sort" | "reverse" | "clear" | "del"
+                        )
+                    })
+                }),
             },
             tail: None,
             last_prompt: None,
-            reached: None,
-            entered: Default::default(),
+            footprints: Footprints::default(),
         })
     }
 
@@ -327,11 +364,6 @@ impl<B: Backend> Predictor<B> {
         let max = self.model.max_positions().min(HISTORY_POSITIONS);
         let step = format!("{}{}", render_action(action), language::FRAME_SEP);
         let tail = context.tail.take().filter(|tail| &tail.state == current);
-        let came_from = context
-            .reached
-            .as_ref()
-            .filter(|(state, _)| state == current)
-            .map(|(_, from)| from.clone());
         let continued = match tail {
             Some(Tail { at, .. }) if at + 2 * STATE_ROOM < max => {
                 context.cache.truncate(at);
@@ -371,9 +403,7 @@ impl<B: Backend> Predictor<B> {
             current.clone(),
             action.clone(),
         ));
-        let caller = context.entered.get(&current.depth).cloned();
-        let mut grammar = Grammar::new(self, &context.text, current, came_from.as_ref(), action);
-        grammar.caller = caller.as_ref();
+        let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
         let decoded = greedy(
             &self.model,
             &mut context.cache,
@@ -414,10 +444,7 @@ impl<B: Backend> Predictor<B> {
             state: state.clone(),
             at: context.cache.len(),
         });
-        if let Some(state) = outcome.state().filter(|_| is_forward_step(action)) {
-            context.reached = Some((state.clone(), current.clone()));
-        }
-        context.enter(current, action, outcome.state());
+        context.footprints.record(current, action, outcome.state());
         Ok(Prediction {
             outcome,
             probability: decoded.choice_probability(),
@@ -481,11 +508,9 @@ impl<B: Backend> Predictor<B> {
         match &mut prediction.outcome {
             Outcome::State { state } | Outcome::Start { state } => {
                 // (Reached by the walk's last Step Into, if the walk made it.)
-                let reached = context.reached.as_mut().filter(|(s, _)| s == state);
+                let reached = state.clone();
                 state.stdout = stdout + &state.stdout;
-                if let Some((s, _)) = reached {
-                    *s = state.clone();
-                }
+                context.footprints.reshow(&reached, state);
                 if let Some(tail) = &mut context.tail {
                     tail.state = state.clone();
                 }
@@ -500,20 +525,17 @@ impl<B: Backend> Predictor<B> {
 
     /// Whether the grammar lets the model write `truth` as the outcome of `action` at
     /// `current` (`Err` names the first token it refuses): the constraints must never
-    /// rule out what really happens. `came_from`: the state one forward step (Step
-    /// Into or Step Over) before `current`, where it is known; `caller`: the state
-    /// that called `current`'s frame, at the call, where it is known.
+    /// rule out what really happens. `footprints`: how the run came to `current`, as
+    /// far as the debugger would know it.
     pub fn grammar_admits(
         &self,
         context: &ProgramContext<B>,
         current: &State,
-        came_from: Option<&State>,
-        caller: Option<&State>,
+        footprints: &Footprints,
         action: &Action,
         truth: &Outcome,
     ) -> Result<(), String> {
-        let mut grammar = Grammar::new(self, &context.text, current, came_from, action);
-        grammar.caller = caller;
+        let grammar = Grammar::new(self, &context.text, current, footprints, action);
         let text = render_outcome(Some(current), Some(action), truth);
         let tokens = self.encode(&text).map_err(|e| e.to_string())?;
         for (i, &token) in tokens.iter().enumerate() {
@@ -544,10 +566,7 @@ impl<B: Backend> Predictor<B> {
         let Some(state) = truth.state() else {
             return Ok(());
         };
-        if is_forward_step(&action) {
-            context.reached = Some((state.clone(), current.clone()));
-        }
-        context.enter(&current, &action, Some(state));
+        context.footprints.record(&current, &action, Some(state));
         let text = render_outcome(Some(&current), Some(&action), truth);
         let text = text.strip_suffix(language::ACTION_SEP).unwrap_or(&text);
         let tokens = self.encode(text)?;
@@ -641,15 +660,15 @@ impl<'a, B: Backend> Grammar<'a, B> {
         predictor: &'a Predictor<B>,
         program: &'a ProgramText,
         prev: &'a State,
-        came_from: Option<&'a State>,
+        footprints: &'a Footprints,
         action: &'a Action,
     ) -> Self {
         Grammar {
             predictor,
             program,
             prev,
-            came_from,
-            caller: None,
+            came_from: footprints.came_from(prev),
+            caller: footprints.caller(prev),
             kept: std::cell::OnceCell::new(),
             action,
             breakpoints: action.breakpoint_lines(),
@@ -948,16 +967,14 @@ impl<'a, B: Backend> Grammar<'a, B> {
     /// in the same frame (a `line` or `return` state at the frame's depth).
     fn printed_by_step(&self, header: &str) -> Option<&crate::printed::Printed> {
         let prev = self.prev;
-        let fields: Vec<&str> = header.split("|>").nth(1)?.split(' ').collect();
-        let same_frame = fields.get(1).and_then(|d| d.parse::<u32>().ok()) == Some(prev.depth)
-            && fields.get(2) == Some(&prev.function.as_str());
+        let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
         let event_ok = header.starts_with("<|line|>") || header.starts_with("<|return|>");
         if !same_frame || !event_ok {
             return None;
         }
         self.printed
             .get_or_init(|| {
-                let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+                let forward = self.action.is_forward_step();
                 let one_line = self.program.flow.statement(prev.line).len() == 1;
                 if !forward || prev.event != Event::Line || !one_line {
                     return None;
@@ -1115,7 +1132,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             });
         // After one statement in the same frame, only what it binds or (through a
         // call, subscript or attribute) mutates can change.
-        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        let forward = self.action.is_forward_step();
         let changeable = (diff && forward && self.prev.event == Event::Line)
             .then(|| self.changeable_names())
             .flatten();
@@ -1156,11 +1173,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 || w.contains("nonlocal")
                 || (w.contains("except") && w.contains("as"))
         };
-        if program.lines.iter().any(|t| {
-            let w = words(t);
-            w.contains("global") || w.contains("nonlocal")
-        }) || frame_has(&loose)
-        {
+        if program.rebinds_from_afar || frame_has(&loose) {
             return None;
         }
         let statement = program.flow.statement(prev.line);
@@ -1265,7 +1278,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             return None;
         }
         let here = prev.depth;
-        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        let forward = self.action.is_forward_step();
         let backward = matches!(self.action, Action::InvStepInto | Action::InvStepOver);
         match prev.event {
             Event::Line | Event::Exception if forward => Some((
@@ -1471,6 +1484,19 @@ fn shown_value(state: &State, name: &str) -> Option<String> {
     state.locals.get(name).or(state.globals.get(name)).cloned()
 }
 
+/// The repr of `text` if it is a literal, else of the name's value `state` shows.
+fn literal_or_shown(state: &State, text: &str) -> Option<String> {
+    crate::entry::literal_repr(text)
+        .ok()
+        .or_else(|| shown_value(state, text))
+}
+
+/// The depth and function of a state's header (`<|line|>3 1 f`).
+fn header_frame(header: &str) -> Option<(u32, &str)> {
+    let fields: Vec<&str> = header.split("|>").nth(1)?.split(' ').collect();
+    Some((fields.get(1)?.parse().ok()?, fields.get(2)?))
+}
+
 /// The bytes at the end of `bytes` that `written`, the end of `text` (read from them),
 /// stands for: the same as its own bytes unless it ends inside a character.
 fn tail<'b>(bytes: &'b [u8], text: &str, written: &str) -> &'b [u8] {
@@ -1621,7 +1647,8 @@ mod tests {
             value: None,
             stdout: String::new(),
         };
-        let grammar = Grammar::new(&predictor, &context.text, &state, None, &Action::StepInto);
+        let none = Footprints::default();
+        let grammar = Grammar::new(&predictor, &context.text, &state, &none, &Action::StepInto);
         let mut prefix = predictor.encode("<|call|>").unwrap();
         assert_no_dead_end(&grammar, &mut prefix, 5);
     }
@@ -1658,7 +1685,8 @@ mod tests {
             &Outcome::State { state: next },
         );
         let open = text.find(language::STDOUT).unwrap() + language::STDOUT.len();
-        let grammar = Grammar::new(&predictor, &context.text, &state, None, &Action::StepInto);
+        let none = Footprints::default();
+        let grammar = Grammar::new(&predictor, &context.text, &state, &none, &Action::StepInto);
         let mut prefix = predictor.encode(&text[..open]).unwrap();
         assert_no_dead_end(&grammar, &mut prefix, 4);
     }
@@ -1694,9 +1722,9 @@ mod tests {
         };
         predictor.observe(&mut context, &truth).unwrap();
         let way_in = Some((header.clone(), body.clone()));
-        assert_eq!(context.reached, way_in);
+        assert_eq!(context.footprints.reached, way_in);
         let check = Action::Breakpoint([4].into_iter().collect());
         let _ = predictor.predict_one(&mut context, &header, &check);
-        assert_eq!(context.reached, way_in);
+        assert_eq!(context.footprints.reached, way_in);
     }
 }

@@ -151,11 +151,9 @@ fn calls_or_reaches(code: &str) -> bool {
     })
 }
 
+/// A name a value could be shown for (not `True`, `False`, `None`).
 fn is_name(text: &str) -> bool {
-    !text.is_empty()
-        && !text.starts_with(|c: char| c.is_ascii_digit())
-        && text.chars().all(|c| c.is_alphanumeric() || c == '_')
-        && !matches!(text, "True" | "False" | "None")
+    crate::grammar::is_name(text) && !matches!(text, "True" | "False" | "None")
 }
 
 /// The values of the names `expr` reads, if every one is shown and plain.

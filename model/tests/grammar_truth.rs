@@ -3,7 +3,7 @@
 //! outcome, written as the model would write it, passes the grammar token by token.
 //! (The grammar only needs a tokenizer; the small test model supplies one.)
 
-use neural_model::infer::Predictor;
+use neural_model::infer::{Footprints, Predictor};
 use neural_model::net::Cpu;
 use neural_model::{trace, Action, Limits, Program};
 use std::path::PathBuf;
@@ -48,23 +48,17 @@ fn the_grammar_admits_every_true_outcome() {
             Action::InvStepCall,
             Action::InvBreakpoint(some_lines),
         ];
-        // Per depth, the caller of a frame entered (each state is one Step Into on).
-        let mut entered = std::collections::BTreeMap::new();
+        // How the run came here: each state is one Step Into on from the one before.
+        let mut footprints = Footprints::default();
         for (i, state) in states.iter().enumerate().take(STATES_PER_PROGRAM) {
             if let Some(from) = i.checked_sub(1).map(|k| &states[k]) {
-                entered.retain(|&depth, _| depth <= state.depth);
-                if state.event == neural_model::Event::Call && state.depth == from.depth + 1 {
-                    entered.insert(state.depth, from);
-                }
+                footprints.record(from, &Action::StepInto, Some(state));
             }
-            let caller = entered.get(&state.depth).copied();
             for action in &actions {
                 let truth = run.tree.outcome(i, action);
                 checked += 1;
-                // The state before, one Step Into back: the way the program came here.
-                let came_from = i.checked_sub(1).map(|k| &states[k]);
                 if let Err(why) =
-                    predictor.grammar_admits(&context, state, came_from, caller, action, &truth)
+                    predictor.grammar_admits(&context, state, &footprints, action, &truth)
                 {
                     refused.push(format!(
                         "{} state {i} ({} line {}) {action}: {why}",
@@ -107,14 +101,26 @@ fn a_return_of_a_local_carries_that_locals_value() {
         .expect("the program returns total");
     let (current, truth) = (&states[at - 1], run.tree.outcome(at - 1, &Action::StepInto));
     predictor
-        .grammar_admits(&context, current, None, None, &Action::StepInto, &truth)
+        .grammar_admits(
+            &context,
+            current,
+            &Footprints::default(),
+            &Action::StepInto,
+            &truth,
+        )
         .unwrap();
     let mut wrong = truth.clone();
     if let neural_model::Outcome::State { state } = &mut wrong {
         state.value = Some("12345".into());
     }
     assert!(predictor
-        .grammar_admits(&context, current, None, None, &Action::StepInto, &wrong)
+        .grammar_admits(
+            &context,
+            current,
+            &Footprints::default(),
+            &Action::StepInto,
+            &wrong
+        )
         .is_err());
 }
 
@@ -175,13 +181,19 @@ impl Traced {
         if let neural_model::Outcome::State { state } = &mut outcome {
             edit(state);
         }
-        let came_from = knows_the_way_in.then(|| &self.states[k - 1]);
+        let mut footprints = Footprints::default();
+        if knows_the_way_in {
+            footprints.record(
+                &self.states[k - 1],
+                &Action::StepInto,
+                Some(&self.states[k]),
+            );
+        }
         self.predictor
             .grammar_admits(
                 &self.context,
                 &self.states[k],
-                came_from,
-                None,
+                &footprints,
                 &Action::StepInto,
                 &outcome,
             )
@@ -332,13 +344,16 @@ def run(k):
         if let neural_model::Outcome::State { state } = &mut outcome {
             state.locals.insert(name.into(), value.into());
         }
-        let caller = caller.map(|k| &s[k]);
+        // The step into the call, from the caller's line.
+        let mut footprints = Footprints::default();
+        if let Some(k) = caller {
+            footprints.record(&s[k], &Action::StepInto, Some(&s[k + 1]));
+        }
         t.predictor
             .grammar_admits(
                 &t.context,
                 &s[back],
-                None,
-                caller,
+                &footprints,
                 &Action::StepInto,
                 &outcome,
             )

@@ -3,9 +3,9 @@
 //! a call returns to it. The grammar (`super::Grammar`) holds the model to these
 //! values where the next state writes those names.
 
-use super::{closing_paren, grammar, immutable, shown_value, value_of, Grammar};
+use super::{closing_paren, grammar, immutable, literal_or_shown, shown_value, value_of, Grammar};
 use crate::net::Allowed;
-use crate::{Action, Event};
+use crate::Event;
 use burn::tensor::backend::Backend;
 use std::collections::BTreeSet;
 
@@ -45,6 +45,11 @@ impl<B: Backend> Grammar<'_, B> {
         rest: &str,
         bindings: &Bindings,
     ) -> Allowed {
+        // Only while the locals are written, and for a name with values to take.
+        let bound = bindings.targets.iter().any(|t| !t.options.is_empty());
+        if rest.contains('\n') || !bound {
+            return allowed;
+        }
         let Allowed::Only(ids) = allowed else {
             return allowed;
         };
@@ -72,12 +77,11 @@ impl<B: Backend> Grammar<'_, B> {
     /// and where the way in is known only of the next one (see `next_items`).
     fn loop_values(&self) -> Option<Bindings> {
         let prev = self.prev;
-        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        let forward = self.action.is_forward_step();
         if !forward || prev.event != Event::Line {
             return None;
         }
-        let code = prev.source.trim();
-        let code = code.split(" #").next().unwrap_or(code).trim_end();
+        let code = self.program.code(prev.line).trim();
         let header = code.strip_prefix("for ")?.strip_suffix(':')?;
         let (target, iterable) = header.split_once(" in ")?;
         let target = target.trim();
@@ -86,9 +90,7 @@ impl<B: Backend> Grammar<'_, B> {
             .and_then(|t| t.strip_suffix(')'))
             .unwrap_or(target);
         let names: Vec<&str> = target.split(',').map(str::trim).collect();
-        let identifier =
-            |n: &&str| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_');
-        if !names.iter().all(identifier) {
+        if !names.iter().all(|n| grammar::is_name(n)) {
             return None;
         }
         let iterable = iterable.trim();
@@ -139,13 +141,11 @@ impl<B: Backend> Grammar<'_, B> {
     /// `nonlocal` could rebind them from the call.
     pub(super) fn kept_by_caller(&self, header: &str) -> Option<Bindings> {
         let (prev, program, caller) = (self.prev, self.program, self.caller?);
-        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
+        let forward = self.action.is_forward_step();
         if !forward || prev.event != Event::Return || caller.event != Event::Line {
             return None;
         }
-        let fields: Vec<&str> = header.split("|>").nth(1)?.split(' ').collect();
-        let depth = fields.get(1)?.parse::<u32>().ok()?;
-        let function = *fields.get(2)?;
+        let (depth, function) = super::header_frame(header)?;
         let frame = prev.stack.last()?;
         let same = depth + 1 == prev.depth
             && caller.depth == depth
@@ -155,11 +155,7 @@ impl<B: Backend> Grammar<'_, B> {
         if !same || !header.starts_with("<|line|>") && !header.starts_with("<|return|>") {
             return None;
         }
-        let elsewhere = program
-            .lines
-            .iter()
-            .any(|line| grammar::words(line).any(|w| w == "global" || w == "nonlocal"));
-        if elsewhere {
+        if program.rebinds_from_afar {
             return None;
         }
         let mut bound = BTreeSet::new();
@@ -201,15 +197,9 @@ impl<B: Backend> Grammar<'_, B> {
     /// The names are not required: a state after a handler's end is written in full.
     fn assigned_values(&self) -> Option<Bindings> {
         let (prev, program) = (self.prev, self.program);
-        let forward = matches!(self.action, Action::StepInto | Action::StepOver);
-        if !forward || prev.event != Event::Line || program.flow.statement(prev.line).len() != 1 {
-            return None;
-        }
-        let elsewhere = program
-            .lines
-            .iter()
-            .any(|line| grammar::words(line).any(|w| w == "global" || w == "nonlocal"));
-        if elsewhere {
+        let forward = self.action.is_forward_step();
+        let one_line = program.flow.statement(prev.line).len() == 1;
+        if !forward || prev.event != Event::Line || !one_line || program.rebinds_from_afar {
             return None;
         }
         let code = program.code(prev.line).trim();
@@ -229,21 +219,12 @@ impl<B: Backend> Grammar<'_, B> {
             .split(',')
             .map(|n| n.trim().to_string())
             .collect();
-        let identifier = |n: &String| {
-            !n.is_empty()
-                && !n.starts_with(|c: char| c.is_ascii_digit())
-                && n.chars().all(|c| c.is_alphanumeric() || c == '_')
-        };
-        if !names.iter().all(identifier) {
+        if !names.iter().all(|n| grammar::is_name(n)) {
             return None;
         }
         let value = |text: &str| {
             let text = text.trim();
-            match crate::entry::literal_repr(text) {
-                Ok(_) if text.contains('{') => None,
-                Ok(repr) => Some(repr),
-                Err(_) => shown_value(prev, text).filter(|_| identifier(&text.to_string())),
-            }
+            (!text.contains('{')).then(|| literal_or_shown(prev, text))?
         };
         let values: Vec<String> = match names.len() {
             1 => vec![value(values)?],
@@ -279,12 +260,7 @@ impl<B: Backend> Grammar<'_, B> {
     fn loop_items(&self, iterable: &str) -> Option<(Vec<String>, bool)> {
         let prev = self.prev;
         let iterable = iterable.trim();
-        let value = |text: &str| {
-            let text = text.trim();
-            crate::entry::literal_repr(text)
-                .ok()
-                .or_else(|| shown_value(prev, text))
-        };
+        let value = |text: &str| literal_or_shown(prev, text.trim());
         let number = |text: &str| value(text)?.parse::<i64>().ok();
         if let Some(args) = call_arguments(iterable, "range") {
             let values: Vec<String> = args.iter().map(|a| value(a)).collect::<Option<_>>()?;
@@ -417,16 +393,8 @@ impl<B: Backend> Grammar<'_, B> {
                 items: Some(first.into_iter().collect()),
             };
         }
-        let reorders = |code: &str| {
-            grammar::words(code).any(|w| {
-                matches!(
-                    w,
-                    "insert" | "remove" | "pop" | "sort" | "reverse" | "clear" | "del"
-                )
-            })
-        };
         if reads_list
-            && ((1..=program.lines.len() as u32).any(|line| reorders(program.code(line)))
+            && (program.reorders_lists
                 || block
                     .clone()
                     .any(|line| assigns_an_item(program.code(line))))
@@ -434,15 +402,15 @@ impl<B: Backend> Grammar<'_, B> {
             return unknown;
         }
         let current = current.expect("a loop going round again has its variables");
+        // The values are not an item's: they changed in ways not foreseen here.
+        if !rows.contains(&current) {
+            return unknown;
+        }
         let mut next: Vec<Vec<String>> = rows
             .windows(2)
             .filter(|pair| pair[0] == current)
             .map(|pair| pair[1].clone())
             .collect();
-        // The values are not an item's: they changed in ways not foreseen here.
-        if !rows.contains(&current) {
-            return unknown;
-        }
         // On the last item the loop may end (with no item to bind).
         let may_end = rows.last() == Some(&current);
         let mut continues = match (next.is_empty(), may_end) {
