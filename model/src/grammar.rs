@@ -30,6 +30,8 @@ pub struct BodySpec {
     /// The locals are exactly the required names (a call of a function that closes
     /// over nothing).
     pub exact: bool,
+    /// Names the locals must hold somewhere among them (a caller's, back from a call).
+    pub held: Vec<String>,
     /// In a diff after one statement ran: the only names it can have changed
     /// (sorted). `None`: unknown, any name.
     pub changeable: Option<Vec<String>>,
@@ -229,6 +231,15 @@ impl<'a> Body<'a> {
         required.iter().filter(|r| !self.used_keys.contains(r))
     }
 
+    /// Whether the object may close: its required and held names are written.
+    fn may_close(&self) -> bool {
+        let held = match self.part {
+            Part::Locals => self.spec.held.as_slice(),
+            _ => &[],
+        };
+        self.missing().next().is_none() && held.iter().all(|h| self.used_keys.contains(h))
+    }
+
     /// Whether one more name may be written in this object.
     fn another_key(&self) -> bool {
         let complete =
@@ -281,7 +292,7 @@ impl<'a> Body<'a> {
         let mode = std::mem::replace(&mut self.mode, Mode::PartDone);
         let next = match mode {
             Mode::ObjectOpen => (c == '{').then_some(Mode::FirstKey),
-            Mode::FirstKey if c == '}' && self.missing().next().is_none() => Some(Mode::PartDone),
+            Mode::FirstKey if c == '}' && self.may_close() => Some(Mode::PartDone),
             // A key opens only if some name can still be written (no dead ends).
             Mode::FirstKey | Mode::NextKey => {
                 (c == '"' && self.another_key()).then(|| Mode::Key(String::new()))
@@ -313,7 +324,7 @@ impl<'a> Body<'a> {
                 rest_marker,
             } => self.string_char(c, chars, escape, rest_marker),
             Mode::AfterEntry { was_rest } => match c {
-                '}' if self.missing().next().is_none() => Some(Mode::PartDone),
+                '}' if self.may_close() => Some(Mode::PartDone),
                 ',' if !was_rest && self.another_key() => Some(Mode::NextKey),
                 _ => None,
             },
@@ -814,6 +825,7 @@ mod tests {
             valued,
             required: Vec::new(),
             exact: false,
+            held: Vec::new(),
             changeable: None,
         }
     }
@@ -864,6 +876,17 @@ mod tests {
         };
         assert!(!accepts(&s, r#"{"n":"#), "n cannot change");
         assert!(accepts(&s, r#"{"total":"4","x":"1","..":".."}"#));
+    }
+
+    #[test]
+    fn held_names_come_anywhere_but_all_of_them() {
+        let s = BodySpec {
+            held: vec!["total".into(), "n".into()],
+            ..spec(false, false)
+        };
+        assert!(accepts(&s, r#"{"x":"1","total":"2","n":"3"}"#));
+        assert!(!accepts(&s, r#"{"x":"1","n":"3"}"#), "total is missing");
+        assert!(!accepts(&s, r#"{}"#));
     }
 
     #[test]

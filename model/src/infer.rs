@@ -1136,9 +1136,16 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let changeable = (diff && forward && self.prev.event == Event::Line)
             .then(|| self.changeable_names())
             .flatten();
+        // Back in a caller, what it held at the call (known to be among its names).
+        let held = self.held_by_caller(header);
+        let mut local_names = local_names;
+        local_names.extend(held.iter().cloned());
+        local_names.sort();
+        local_names.dedup();
         BodySpec {
             changeable,
             local_names,
+            held,
             global_names: names(&self.program.identifiers, &self.prev.globals),
             diff,
             valued: event == "<|return|>" || event == "<|exception|>",

@@ -368,3 +368,76 @@ def run(k):
     assert!(admits(at_call, "total", "9"));
     assert!(admits(None, "label", "'m'"));
 }
+
+#[test]
+fn a_call_that_cannot_reach_a_callers_list_leaves_it_and_its_names_as_they_were() {
+    let source = "\
+def inc(v):
+    return v + 1
+
+def push(xs):
+    xs.append(0)
+    return len(xs)
+
+def run(k):
+    seen = [k]
+    total = inc(k)
+    size = push(seen)
+    return total + size
+";
+    let t = Traced::new("reach", source, "run(3)");
+    let s = &t.states;
+    let returns = |function: &str| {
+        (0..s.len())
+            .find(|&k| s[k].event == neural_model::Event::Return && s[k].function == function)
+            .unwrap()
+    };
+    let call_of = |function: &str| {
+        (0..s.len())
+            .find(|&k| s[k].event == neural_model::Event::Call && s[k].function == function)
+            .unwrap()
+    };
+    let admits = |function: &str, knows_caller: bool, edit: &dyn Fn(&mut neural_model::State)| {
+        let back = returns(function);
+        let mut outcome = t.run.tree.outcome(back, &Action::StepInto);
+        if let neural_model::Outcome::State { state } = &mut outcome {
+            edit(state);
+        }
+        let mut footprints = Footprints::default();
+        if knows_caller {
+            let call = call_of(function);
+            footprints.record(&s[call - 1], &Action::StepInto, Some(&s[call]));
+        }
+        t.predictor
+            .grammar_admits(
+                &t.context,
+                &s[back],
+                &footprints,
+                &Action::StepInto,
+                &outcome,
+            )
+            .is_ok()
+    };
+    let set = |name: &'static str, value: &'static str| {
+        move |state: &mut neural_model::State| {
+            state.locals.insert(name.into(), value.into());
+        }
+    };
+    let drop = |name: &'static str| {
+        move |state: &mut neural_model::State| {
+            state.locals.shift_remove(name);
+        }
+    };
+    assert!(admits("inc", true, &|_| {}));
+    // `inc(k)` names no list: `seen` stays, and is still there; `total` is bound.
+    assert!(!admits("inc", true, &set("seen", "[4]")));
+    assert!(!admits("inc", true, &drop("seen")));
+    assert!(!admits("inc", true, &drop("total")));
+    // Not knowing the call, the model decides.
+    assert!(admits("inc", false, &set("seen", "[4]")));
+    assert!(admits("inc", false, &drop("seen")));
+    // `push(seen)` passes the list: what it holds now is the model's to write.
+    assert!(admits("push", true, &|_| {}));
+    assert!(admits("push", true, &set("seen", "[3, 0, 1]")));
+    assert!(!admits("push", true, &drop("seen")));
+}

@@ -136,9 +136,10 @@ impl<B: Backend> Grammar<'_, B> {
     }
 
     /// Back in the caller after a return (the state `header` begins is in the frame
-    /// that made the call, seen at the call): its locals of immutable values keep
-    /// them, but for the names its calling statement binds. Not where `global` or
-    /// `nonlocal` could rebind them from the call.
+    /// that made the call, seen at the call): its locals keep their values, but for
+    /// the names its calling statement binds. Immutable values always; mutable ones
+    /// where the call cannot reach them (see `call_reaches_mutables`). Not where
+    /// `global` or `nonlocal` could rebind them from the call.
     pub(super) fn kept_by_caller(&self, header: &str) -> Option<Bindings> {
         let (prev, program, caller) = (self.prev, self.program, self.caller?);
         let forward = self.action.is_forward_step();
@@ -167,10 +168,11 @@ impl<B: Backend> Grammar<'_, B> {
                 bound.extend(grammar::identifiers(code));
             }
         }
+        let mutables_kept = !self.call_reaches_mutables(caller);
         let targets = caller
             .locals
             .iter()
-            .filter(|(name, value)| immutable(value) && !bound.contains(*name))
+            .filter(|(name, value)| (mutables_kept || immutable(value)) && !bound.contains(*name))
             .map(|(name, value)| Binding {
                 name: name.clone(),
                 options: vec![serde_json::Value::from(value.as_str()).to_string()],
@@ -182,6 +184,76 @@ impl<B: Backend> Grammar<'_, B> {
             written_on: None,
             continues: None,
         })
+    }
+
+    /// Whether a call from `caller`'s line may change a mutable value of its locals:
+    /// its statement names one (passing it, or a method of it, or an object that may
+    /// hold it; `super()` names `self`), or the caller is the module (its names are every function's globals),
+    /// or it defines a function, lambda or class that could close over its locals.
+    /// A value reached only through some global's reference is not looked for.
+    fn call_reaches_mutables(&self, caller: &crate::State) -> bool {
+        let program = self.program;
+        if caller.function == "<module>" {
+            return true;
+        }
+        let mutable: BTreeSet<&str> = caller
+            .locals
+            .iter()
+            .filter(|(_, value)| !immutable(value))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        let statement = program.flow.statement(caller.line);
+        // `super()` reaches the caller's `self` without naming it.
+        let names_one = statement.iter().any(|&line| {
+            grammar::words(program.code(line)).any(|w| mutable.contains(w) || w == "super")
+        });
+        let encloses = program.lines.iter().enumerate().any(|(i, _)| {
+            program.layout.scope.get(i) == Some(&caller.function)
+                && grammar::words(program.code(i as u32 + 1))
+                    .any(|w| matches!(w, "def" | "lambda" | "class" | "yield"))
+        });
+        names_one || encloses
+    }
+
+    /// Names the locals of the state `header` begins must hold (anywhere among them):
+    /// back in the caller after a return, every name it held at the call (a call
+    /// cannot unbind a caller's local) and, on a line past the calling statement, the
+    /// names it assigns. Empty where the statement or the frame could
+    /// (`del`, the end of an `except ... as` block) or `global`/`nonlocal` could.
+    pub(super) fn held_by_caller(&self, header: &str) -> Vec<String> {
+        let Some(caller) = self.caller else {
+            return Vec::new();
+        };
+        if self
+            .kept
+            .get_or_init(|| self.kept_by_caller(header))
+            .is_none()
+        {
+            return Vec::new();
+        }
+        let program = self.program;
+        let unbinds = program.lines.iter().enumerate().any(|(i, _)| {
+            let words: BTreeSet<&str> = grammar::words(program.code(i as u32 + 1)).collect();
+            program.layout.scope.get(i) == Some(&caller.function)
+                && (words.contains("del") || words.contains("except") && words.contains("as"))
+        });
+        if unbinds {
+            return Vec::new();
+        }
+        let mut held: Vec<String> = caller.locals.keys().cloned().collect();
+        // On a line after the calling statement, an assignment's names are bound.
+        let statement = program.flow.statement(caller.line);
+        let line = header
+            .split(' ')
+            .next()
+            .and_then(|h| h.strip_prefix("<|line|>"));
+        let after = line
+            .and_then(|l| l.parse::<u32>().ok())
+            .is_some_and(|l| !statement.contains(&l));
+        if let Some((names, _)) = assignment(program.code(caller.line)).filter(|_| after) {
+            held.extend(names.into_iter().filter(|n| !caller.locals.contains_key(n)));
+        }
+        held
     }
 
     /// What a forward step from the current line binds: a loop's variables (see
@@ -202,26 +274,7 @@ impl<B: Backend> Grammar<'_, B> {
         if !forward || prev.event != Event::Line || !one_line || program.rebinds_from_afar {
             return None;
         }
-        let code = program.code(prev.line).trim();
-        let (targets, values) = code.split_once('=')?;
-        if values.starts_with('=') || values.contains('=') && !values.contains("==") {
-            return None; // a comparison, or `a = b = c`
-        }
-        let strip = |text: &str| {
-            let text = text.trim();
-            text.strip_prefix('(')
-                .and_then(|t| t.strip_suffix(')'))
-                .filter(|_| crate::entry::split_top(text).len() == 1)
-                .unwrap_or(text)
-                .to_string()
-        };
-        let names: Vec<String> = strip(targets)
-            .split(',')
-            .map(|n| n.trim().to_string())
-            .collect();
-        if !names.iter().all(|n| grammar::is_name(n)) {
-            return None;
-        }
+        let (names, values) = assignment(program.code(prev.line))?;
         let value = |text: &str| {
             let text = text.trim();
             (!text.contains('{')).then(|| literal_or_shown(prev, text))?
@@ -229,7 +282,7 @@ impl<B: Backend> Grammar<'_, B> {
         let values: Vec<String> = match names.len() {
             1 => vec![value(values)?],
             n => {
-                let parts = crate::entry::split_top(&strip(values));
+                let parts = crate::entry::split_top(&unparenthesized(values));
                 if parts.len() != n {
                     return None;
                 }
@@ -437,6 +490,33 @@ fn call_arguments(text: &str, function: &str) -> Option<Vec<String>> {
     let inner = text.strip_prefix(function)?.strip_prefix('(')?;
     (closing_paren(inner)? == inner.len() - 1)
         .then(|| crate::entry::split_top(&inner[..inner.len() - 1]))
+}
+
+/// `NAMES = VALUES` with plain names for targets (`a, b = ...`, `(a, b) = ...`): the
+/// names and the values' text. Not a comparison, nor a chain (`a = b = c`).
+fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
+    let (targets, values) = code.trim().split_once('=')?;
+    if values.starts_with('=') || values.contains('=') && !values.contains("==") {
+        return None;
+    }
+    let names: Vec<String> = unparenthesized(targets)
+        .split(',')
+        .map(|n| n.trim().to_string())
+        .collect();
+    names
+        .iter()
+        .all(|n| grammar::is_name(n))
+        .then_some((names, values))
+}
+
+/// `text` trimmed, without parentheses that enclose all of it.
+fn unparenthesized(text: &str) -> String {
+    let text = text.trim();
+    text.strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .filter(|_| crate::entry::split_top(text).len() == 1)
+        .unwrap_or(text)
+        .to_string()
 }
 
 /// The parts of a tuple's or list's repr (what unpacking it gives).
