@@ -301,9 +301,20 @@ impl Session {
             // lands says whether it comes first: deeper than this frame means inside a
             // call made from here; when stepping out, this frame's own lines count too.
             None => {
-                let hit = engine.predict_quickly(&here, &hit_action)?;
                 let stepping_out = actions.first() == Some(&Action::StepReturn);
                 let source = &self.program.source;
+                // No prediction where no breakpoint's frame can be reached from here.
+                let layout = neural_model::grammar::Layout::of(source);
+                let reachable = self.breakpoints.iter().any(|&line| {
+                    layout.frames_of(line, false).iter().any(|frame| {
+                        may_call(source, here.state.line, frame)
+                            || stepping_out && *frame == here.state.function
+                    })
+                });
+                if !reachable {
+                    return Ok(None);
+                }
+                let hit = engine.predict_quickly(&here, &hit_action)?;
                 hit.outcome.state().is_some_and(|hit| {
                     hit.depth > here.state.depth && may_call(source, here.state.line, &hit.function)
                         || stepping_out
@@ -781,18 +792,28 @@ mod tests {
         }
 
         fn session_with_call(deeper: Option<u32>) -> Session {
-            let engine = Markov {
+            Self::session_and_engine(deeper).0
+        }
+
+        /// A session and its engine, to count what the session asks it.
+        fn session_and_engine(deeper: Option<u32>) -> (Session, Arc<Markov>) {
+            let engine = Arc::new(Markov {
                 keys: std::sync::atomic::AtomicU64::new(1),
                 deeper,
-            };
+            });
             let program = Program {
                 path: "p.py".into(),
-                // Line 2 calls f, whose body is line 3 when it runs deeper.
-                source: "x = 1\ny = f()\nz = 3\nw = 4\n".into(),
+                // Line 2 names f, whose body is line 3 (that runs deeper when asked).
+                source: "x = 1\ndef f():\n    z = 3\nw = 4\n".into(),
                 call: None,
                 ..Program::default()
             };
-            Session::new(Arc::new(engine), program).unwrap()
+            (Session::new(engine.clone(), program).unwrap(), engine)
+        }
+
+        /// How many predictions were asked for.
+        fn asked(&self) -> u64 {
+            self.keys.load(std::sync::atomic::Ordering::Relaxed) - 1
         }
 
         fn at(&self, line: u32, stdout: String) -> Outcome {
@@ -880,6 +901,21 @@ mod tests {
             "line 3 runs inside line 2's call"
         );
         assert_eq!(called.current().state().depth, 1);
+    }
+
+    #[test]
+    fn step_over_asks_no_breakpoint_check_where_no_breakpoint_can_be_reached() {
+        let (mut s, engine) = Markov::session_and_engine(None);
+        s.set_breakpoints([4].into_iter().collect());
+        let before = engine.asked();
+        s.step(Step::Over).unwrap();
+        assert_eq!(line(&s), (Event::Line, 2));
+        assert_eq!(engine.asked() - before, 1, "line 1 calls nothing: one step");
+        // Line 2 names f, which holds line 3: a breakpoint there is checked first.
+        s.set_breakpoints([3].into_iter().collect());
+        let before = engine.asked();
+        s.step(Step::Over).unwrap();
+        assert_eq!(engine.asked() - before, 2, "a check, then the step");
     }
 
     #[test]

@@ -144,6 +144,9 @@ fn score_one(tally: &mut Tally, predicted: Option<&Outcome>, truth: &Outcome, cu
 pub struct Sample {
     pub program: usize,
     pub action: String,
+    /// Where the step started: the current state's event, line, depth, function and
+    /// source line.
+    pub from: String,
     pub exact: bool,
     /// The true outcome, in the trace language.
     pub truth: String,
@@ -195,6 +198,14 @@ pub fn evaluate<B: Backend>(
             record(Sample {
                 program: report.programs,
                 action: action.to_string(),
+                from: format!(
+                    "{} {} {} {}: {}",
+                    current.event.name(),
+                    current.line,
+                    current.depth,
+                    current.function,
+                    current.source.trim()
+                ),
                 exact: predicted.is_some_and(|p| same_outcome(p, truth)),
                 truth: render_outcome(Some(&current), Some(action), truth),
                 predicted: prediction.map(|p| p.text).map_err(|e| e.to_string()),
