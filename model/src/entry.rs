@@ -60,18 +60,25 @@ pub fn entry_state(source: &str, call: Option<&str>) -> Result<State, String> {
     ))
 }
 
-/// The parameter names of the function whose `def` is on `line` (1-based), in order
-/// (`*args` and `**kwargs` by their names), if that line starts a `def`.
+/// The parameter names of the function whose `def` is on `line` (1-based), in the
+/// order its frame holds them: positional ones, keyword-only ones, then `*args` and
+/// `**kwargs` by their names. `None` if that line starts no `def`.
 pub fn parameter_names(source: &str, line: u32) -> Option<Vec<String>> {
     let signature = signature_at(source, line)?;
-    Some(
-        split_top(&signature)
-            .iter()
-            .map(|p| p.split([':', '=']).next().unwrap_or("").trim())
-            .map(|p| p.trim_start_matches('*').to_string())
-            .filter(|p| !p.is_empty() && p != "/")
-            .collect(),
-    )
+    let (mut plain, mut star, mut double) = (Vec::new(), None, None);
+    for param in split_top(&signature) {
+        let name = param.split([':', '=']).next().unwrap_or("").trim();
+        if let Some(kwargs) = name.strip_prefix("**") {
+            double = Some(kwargs.trim().to_string());
+        } else if let Some(args) = name.strip_prefix('*') {
+            star = Some(args.trim().to_string()).filter(|a| !a.is_empty());
+        } else if !name.is_empty() && name != "/" {
+            plain.push(name.to_string());
+        }
+    }
+    plain.extend(star);
+    plain.extend(double);
+    Some(plain)
 }
 
 /// The text between the parentheses of the `def` on `line` (1-based).
@@ -697,7 +704,7 @@ mod tests {
             "x = 1\n    async def f(a, b: int = 2, *args,\n        c=(1, 2), **kw) -> int:\n";
         assert_eq!(
             parameter_names(source, 2).unwrap(),
-            vec!["a", "b", "args", "c", "kw"]
+            vec!["a", "b", "c", "args", "kw"]
         );
         assert_eq!(parameter_names(source, 1), None);
         assert_eq!(

@@ -24,9 +24,12 @@ pub struct BodySpec {
     pub diff: bool,
     /// Whether the state has a value (returns and exceptions).
     pub valued: bool,
-    /// Names the locals must begin with, in any order (a frame's parameters, which
-    /// come first in its locals).
+    /// Names the locals must begin with (a frame's parameters, which come first in
+    /// its locals).
     pub required: Vec<String>,
+    /// The required names come in their order (a call's parameters, as its frame
+    /// holds them), not in any order.
+    pub ordered: bool,
     /// The locals are exactly the required names (a call of a function that closes
     /// over nothing).
     pub exact: bool,
@@ -250,6 +253,13 @@ impl<'a> Body<'a> {
     fn key_allowed(&self, prefix: &str, whole: bool) -> bool {
         if self.used_keys.iter().any(|k| k == prefix) && whole {
             return false;
+        }
+        if let Some(first) = self.missing().next().filter(|_| self.spec.ordered) {
+            return if whole {
+                first == prefix
+            } else {
+                first.starts_with(prefix)
+            };
         }
         if self.missing().next().is_some() {
             return self.missing().any(|r| {
@@ -824,6 +834,7 @@ mod tests {
             diff,
             valued,
             required: Vec::new(),
+            ordered: false,
             exact: false,
             held: Vec::new(),
             changeable: None,
@@ -899,6 +910,12 @@ mod tests {
         assert!(!accepts(&s, r#"{}"#));
         assert!(!accepts(&s, r#"{"x":"1"}"#), "n is missing");
         assert!(accepts(&s, r#"{"n":"1","x":"2","total":"3"}"#));
+        let ordered = BodySpec {
+            ordered: true,
+            ..s.clone()
+        };
+        assert!(!accepts(&ordered, r#"{"n""#), "x comes first");
+        assert!(accepts(&ordered, r#"{"x":"2","n":"1","total":"3"}"#));
         let exact = BodySpec { exact: true, ..s };
         assert!(
             !accepts(&exact, r#"{"n":"1","x":"2","#),

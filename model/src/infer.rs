@@ -1150,6 +1150,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
             diff,
             valued: event == "<|return|>" || event == "<|exception|>",
             exact: fresh_call && closes_over_nothing,
+            ordered: fresh_call,
             required,
         }
     }
