@@ -639,7 +639,7 @@ struct Grammar<'a, B: Backend> {
     came_from: Option<&'a State>,
     /// The state that called `prev`'s frame, at the call, where known.
     caller: Option<&'a State>,
-    /// What the caller keeps when `prev`'s frame returns to it (see `kept_by_caller`).
+    /// What the next state keeps of one seen before (see `kept_values`).
     kept: std::cell::OnceCell<Option<Bindings>>,
     action: &'a Action,
     /// A breakpoint action lands on a `line` state on one of these lines (or ends).
@@ -743,7 +743,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
                 return self.only_toward(allowed, tail(&bytes, &text, rest), &[expected]);
             }
             let bindings = self.bindings.get_or_init(|| self.bindings());
-            let kept = self.kept.get_or_init(|| self.kept_by_caller(header));
+            let kept = self.kept.get_or_init(|| self.kept_values(header));
             let bindings = bindings.as_ref().or(kept.as_ref());
             // (A name with no value to take is left to the model: no dead end.)
             let targets = bindings.iter().flat_map(|b| &b.targets);
@@ -1136,8 +1136,8 @@ impl<'a, B: Backend> Grammar<'a, B> {
         let changeable = (diff && forward && self.prev.event == Event::Line)
             .then(|| self.changeable_names())
             .flatten();
-        // Back in a caller, what it held at the call (known to be among its names).
-        let held = self.held_by_caller(header);
+        // What a frame held before and cannot have lost (see `held_names`).
+        let held = self.held_names(header);
         let mut local_names = local_names;
         local_names.extend(held.iter().cloned());
         local_names.sort();

@@ -441,3 +441,48 @@ def run(k):
     assert!(admits("push", true, &set("seen", "[3, 0, 1]")));
     assert!(!admits("push", true, &drop("seen")));
 }
+
+#[test]
+fn stepping_out_keeps_what_the_function_never_binds_and_every_name_it_holds() {
+    let source = "\
+def scale(n, label):
+    total = n * 2
+    label = label + '!'
+    return total
+";
+    let t = Traced::new("out", source, "scale(4, 'x')");
+    let s = &t.states;
+    let admits = |edit: &dyn Fn(&mut neural_model::State)| {
+        let mut outcome = t.run.tree.outcome(0, &Action::StepReturn);
+        if let neural_model::Outcome::State { state } = &mut outcome {
+            assert_eq!(state.event, neural_model::Event::Return);
+            edit(state);
+        }
+        t.predictor
+            .grammar_admits(
+                &t.context,
+                &s[0],
+                &Footprints::default(),
+                &Action::StepReturn,
+                &outcome,
+            )
+            .is_ok()
+    };
+    assert_eq!(s[0].event, neural_model::Event::Call);
+    assert!(admits(&|_| {}));
+    // `n` is never assigned: it is still 4, and still there.
+    assert!(!admits(&|state| {
+        state.locals.insert("n".into(), "5".into());
+    }));
+    assert!(!admits(&|state| {
+        state.locals.shift_remove("n");
+    }));
+    // `label` is assigned, `total` computed: the model's to write.
+    assert!(admits(&|state| {
+        state.locals.insert("label".into(), "'y'".into());
+    }));
+    assert!(admits(&|state| {
+        state.locals.insert("total".into(), "9".into());
+        state.value = Some("9".into()); // what `return total` returns
+    }));
+}

@@ -215,32 +215,96 @@ impl<B: Backend> Grammar<'_, B> {
         names_one || encloses
     }
 
+    /// What the state `header` begins keeps of a state seen before: back in the caller
+    /// (see `kept_by_caller`), or at the return of the frame a Step Out starts in (see
+    /// `kept_by_frame`).
+    pub(super) fn kept_values(&self, header: &str) -> Option<Bindings> {
+        self.kept_by_caller(header)
+            .or_else(|| self.kept_by_frame(header))
+    }
+
+    /// At the return a Step Out (`step_return`) reaches in the same frame: its locals
+    /// of immutable values that no line of the function binds keep them (a parameter
+    /// it never assigns). Not where `global` or `nonlocal` could rebind them.
+    fn kept_by_frame(&self, header: &str) -> Option<Bindings> {
+        let (prev, program) = (self.prev, self.program);
+        if *self.action != crate::Action::StepReturn || !self.returns_here(header) {
+            return None;
+        }
+        if program.rebinds_from_afar {
+            return None;
+        }
+        let bound = self.bound_in(&prev.function);
+        let targets = prev
+            .locals
+            .iter()
+            .filter(|(name, value)| immutable(value) && !bound.contains(*name))
+            .map(|(name, value)| Binding {
+                name: name.clone(),
+                options: vec![serde_json::Value::from(value.as_str()).to_string()],
+                must_write: false,
+            })
+            .collect();
+        Some(Bindings {
+            targets,
+            written_on: None,
+            continues: None,
+        })
+    }
+
+    /// Whether `header` begins the return of the frame `prev` is in.
+    fn returns_here(&self, header: &str) -> bool {
+        header.starts_with("<|return|>")
+            && super::header_frame(header).is_some_and(|(depth, function)| {
+                depth == self.prev.depth && function == self.prev.function
+            })
+    }
+
+    /// Every name a line of `function` may bind (a `def` in it binds its name).
+    fn bound_in(&self, function: &str) -> BTreeSet<String> {
+        let program = self.program;
+        let mut bound = BTreeSet::new();
+        for (i, scope) in program.layout.scope.iter().enumerate() {
+            if scope != function {
+                continue;
+            }
+            let line = i as u32 + 1;
+            let code = program.code(line);
+            bound.extend(program.layout.calls.get(&line).cloned());
+            if program.flow.statement(line).first() == Some(&line) {
+                bound.extend(grammar::bound_by(code));
+            } else {
+                bound.extend(grammar::identifiers(code));
+            }
+        }
+        bound
+    }
+
     /// Names the locals of the state `header` begins must hold (anywhere among them):
     /// back in the caller after a return, every name it held at the call (a call
     /// cannot unbind a caller's local) and, on a line past the calling statement, the
-    /// names it assigns. Empty where the statement or the frame could
-    /// (`del`, the end of an `except ... as` block) or `global`/`nonlocal` could.
-    pub(super) fn held_by_caller(&self, header: &str) -> Vec<String> {
-        let Some(caller) = self.caller else {
-            return Vec::new();
-        };
-        if self
-            .kept
-            .get_or_init(|| self.kept_by_caller(header))
-            .is_none()
-        {
+    /// names it assigns; at the return a Step Out reaches, every name the frame holds
+    /// now. Empty where the frame could unbind one (`del`, the end of an
+    /// `except ... as` block) or `global`/`nonlocal` could.
+    pub(super) fn held_names(&self, header: &str) -> Vec<String> {
+        if self.kept.get_or_init(|| self.kept_values(header)).is_none() {
             return Vec::new();
         }
+        let back_in_caller = self.caller.filter(|_| !self.returns_here(header));
+        let holder = back_in_caller.unwrap_or(self.prev);
         let program = self.program;
         let unbinds = program.lines.iter().enumerate().any(|(i, _)| {
             let words: BTreeSet<&str> = grammar::words(program.code(i as u32 + 1)).collect();
-            program.layout.scope.get(i) == Some(&caller.function)
+            program.layout.scope.get(i) == Some(&holder.function)
                 && (words.contains("del") || words.contains("except") && words.contains("as"))
         });
         if unbinds {
             return Vec::new();
         }
-        let mut held: Vec<String> = caller.locals.keys().cloned().collect();
+        let mut held: Vec<String> = holder.locals.keys().cloned().collect();
+        let Some(caller) = back_in_caller else {
+            return held;
+        };
         // On a line after the calling statement, an assignment's names are bound.
         let statement = program.flow.statement(caller.line);
         let line = header
