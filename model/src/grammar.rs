@@ -721,6 +721,43 @@ pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
     names
 }
 
+/// Names the program mentions other than to call them right there (`key=rank`,
+/// `apply(f, x)`, `@decorate`, `handlers = {'a': on_a}`), and functions defined inside
+/// other functions (returned, stored, wrapped): a line may call these without naming
+/// them. A `def` or `class` line's own name does not count.
+pub fn called_from_afar(source: &str, layout: &Layout) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for line in source.lines() {
+        let code = line.split(" #").next().unwrap_or(line);
+        let trimmed = code.trim_start();
+        let defined = ["def ", "async def ", "class "]
+            .iter()
+            .find_map(|k| trimmed.strip_prefix(k))
+            .map(|rest| trailing_name(&rest[..rest.find(['(', ':']).unwrap_or(rest.len())]));
+        let mut rest = code;
+        while let Some(start) = rest.find(|c: char| c.is_alphanumeric() || c == '_') {
+            let after = &rest[start..];
+            let len = after
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            let word = &after[..len];
+            let called = after[len..].trim_start().starts_with('(');
+            if !called && is_name(word) && defined != Some(word) {
+                names.insert(word.to_string());
+            }
+            rest = &after[len..];
+        }
+    }
+    let classes: BTreeSet<&String> = layout.classes.values().collect();
+    for (&line, function) in &layout.calls {
+        let enclosing = layout.scope.get(line as usize - 1);
+        if enclosing.is_some_and(|e| e != "<module>" && !classes.contains(e)) {
+            names.insert(function.clone());
+        }
+    }
+    names
+}
+
 /// The words of `text`: its runs of identifier characters (and empty pieces between
 /// other characters).
 pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
@@ -995,6 +1032,26 @@ mod tests {
         assert!(!feed(&mut normal.clone(), "\ndef"));
         assert!(!feed(&mut normal.clone(), "\n<|value|>"));
         assert!(feed(&mut normal, "\n<|stdout|>\"ok\""));
+    }
+
+    #[test]
+    fn names_passed_around_or_nested_may_be_called_from_afar() {
+        let source = "\
+def rank(v):
+    return v
+def outer():
+    def inner():
+        return 1
+    return inner
+def main(xs):
+    print(sorted(xs, key=rank))
+    return outer()
+";
+        let afar = called_from_afar(source, &Layout::of(source));
+        assert!(afar.contains("rank"), "passed as a key");
+        assert!(afar.contains("inner"), "nested, and returned");
+        assert!(!afar.contains("outer"), "only ever called by name");
+        assert!(!afar.contains("main"), "a def line's own name");
     }
 
     #[test]

@@ -167,6 +167,8 @@ struct ProgramText {
     flow: crate::flow::Flow,
     /// Some line says `global` or `nonlocal`: a name can be rebound from another frame.
     rebinds_from_afar: bool,
+    /// Functions a line may call without naming them (see `grammar::called_from_afar`).
+    called_from_afar: BTreeSet<String>,
     /// Some line removes, inserts, reorders or deletes items (`pop`, `sort`, `del`, ...):
     /// a list may change under a loop other than by appending.
     reorders_lists: bool,
@@ -177,6 +179,39 @@ impl ProgramText {
     fn code(&self, line: u32) -> &str {
         let text = self.lines.get(line as usize - 1).map_or("", String::as_str);
         text.split(" #").next().unwrap_or(text)
+    }
+
+    /// The lines a `call` event may stand on when the statement on `line` calls: the
+    /// frames of functions it names, of dunder methods (operators, `__repr__`; an
+    /// `__init__` where it names a class), lambdas and comprehensions, generators
+    /// resuming, and functions called from afar (passed around, nested); never the
+    /// module's. Names, not types: errs towards yes.
+    fn callees_of(&self, line: u32) -> BTreeSet<u32> {
+        let named: BTreeSet<&str> = self
+            .flow
+            .statement(line)
+            .iter()
+            .flat_map(|&l| grammar::words(self.code(l)))
+            .collect();
+        // `__init__` runs where a class is called (by name, or as `cls`, `type(self)`).
+        let classes: BTreeSet<&str> = self.layout.classes.values().map(String::as_str).collect();
+        let constructs = named.iter().any(|w| {
+            classes.contains(w) || matches!(*w, "super" | "cls" | "type" | "__class__" | "replace")
+        }) || classes.iter().any(|c| self.called_from_afar.contains(*c));
+        let may_run = |frame: &&str| match *frame {
+            "<module>" => false,
+            "__init__" | "__new__" | "__post_init__" => constructs,
+            _ => {
+                named.contains(frame)
+                    || frame.starts_with("__")
+                    || frame.contains('<')
+                    || self.layout.resumable.contains(*frame)
+                    || self.called_from_afar.contains(*frame)
+            }
+        };
+        (1..=self.lines.len() as u32)
+            .filter(|&n| self.layout.frames_of(n, true).iter().any(may_run))
+            .collect()
     }
 
     /// The lines of the block that the clause header on `line` opens: every line
@@ -330,6 +365,7 @@ impl<B: Backend> Predictor<B> {
             text: ProgramText {
                 lines,
                 frame_names: layout.frame_names(source, &parameters),
+                called_from_afar: grammar::called_from_afar(source, &layout),
                 flow: crate::flow::Flow::of(source),
                 parameters,
                 layout,
@@ -1281,6 +1317,17 @@ impl<'a, B: Backend> Grammar<'a, B> {
     /// the current one.
     fn flow_lines(&self, event: &str) -> Option<(u32, BTreeSet<u32>)> {
         let (prev, flow) = (self.prev, &self.program.flow);
+        // Stepping into a call: a function the running statement may call.
+        if event == "<|call|>" && *self.action == Action::StepInto {
+            return match prev.event {
+                Event::Line => Some((prev.depth + 1, self.program.callees_of(prev.line))),
+                Event::Return => {
+                    let caller = prev.stack.last()?;
+                    Some((prev.depth, self.program.callees_of(caller.line)))
+                }
+                _ => None,
+            };
+        }
         let line_event = event == "<|line|>";
         if !line_event && event != "<|return|>" && event != "<|exception|>" {
             return None;

@@ -486,3 +486,58 @@ def scale(n, label):
         state.value = Some("9".into()); // what `return total` returns
     }));
 }
+
+#[test]
+fn a_step_into_a_call_enters_a_function_the_line_can_reach() {
+    let source = |passed: &str| {
+        format!(
+            "\
+def f(x):
+    return x + 1
+
+def g(x):
+    return x * 2
+
+def run(k):
+    a = f(k)
+    b = g(a)
+    return b
+{passed}"
+        )
+    };
+    // Whether, from the state on line 8 (`a = f(k)`), the grammar admits the call of
+    // `g` that really comes from line 9.
+    let admits_g_from_line_8 = |passed: &str| {
+        let t = Traced::new("callee", &source(passed), "run(3)");
+        let s = &t.states;
+        let on_8 = t.on_line(8)[0];
+        let call_g = (0..s.len())
+            .find(|&k| s[k].event == neural_model::Event::Call && s[k].function == "g")
+            .unwrap();
+        let outcome = t.run.tree.outcome(call_g - 1, &Action::StepInto);
+        assert!(t
+            .predictor
+            .grammar_admits(
+                &t.context,
+                &s[call_g - 1],
+                &Footprints::default(),
+                &Action::StepInto,
+                &outcome
+            )
+            .is_ok());
+        t.predictor
+            .grammar_admits(
+                &t.context,
+                &s[on_8],
+                &Footprints::default(),
+                &Action::StepInto,
+                &outcome,
+            )
+            .is_ok()
+    };
+    assert!(!admits_g_from_line_8(""), "line 8 names f, not g");
+    assert!(
+        admits_g_from_line_8("HANDLERS = [g]\n"),
+        "g is passed around"
+    );
+}
