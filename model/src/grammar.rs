@@ -742,7 +742,9 @@ pub fn called_from_afar(source: &str, layout: &Layout) -> BTreeSet<String> {
                 .unwrap_or(after.len());
             let word = &after[..len];
             let called = after[len..].trim_start().starts_with('(');
-            if !called && is_name(word) && defined != Some(word) {
+            // A string's prefix (`f"..."`, `r'...'`) is no name.
+            let prefix = after[len..].starts_with(['\'', '"']);
+            if !called && !prefix && is_name(word) && defined != Some(word) {
                 names.insert(word.to_string());
             }
             rest = &after[len..];
@@ -1047,7 +1049,9 @@ def main(xs):
     print(sorted(xs, key=rank))
     return outer()
 ";
-        let afar = called_from_afar(source, &Layout::of(source));
+        let source = format!("{source}    print(f\"{{xs}}\")\n");
+        let afar = called_from_afar(&source, &Layout::of(&source));
+        assert!(!afar.contains("f"), "a string prefix");
         assert!(afar.contains("rank"), "passed as a key");
         assert!(afar.contains("inner"), "nested, and returned");
         assert!(!afar.contains("outer"), "only ever called by name");

@@ -187,9 +187,8 @@ impl ProgramText {
     /// resuming, and functions called from afar (passed around, nested); never the
     /// module's. Names, not types: errs towards yes.
     fn callees_of(&self, line: u32) -> BTreeSet<u32> {
-        let named: BTreeSet<&str> = self
-            .flow
-            .statement(line)
+        let statement = self.flow.statement(line);
+        let named: BTreeSet<&str> = statement
             .iter()
             .flat_map(|&l| grammar::words(self.code(l)))
             .collect();
@@ -200,6 +199,10 @@ impl ProgramText {
         }) || classes.iter().any(|c| self.called_from_afar.contains(*c));
         let may_run = |frame: &&str| match *frame {
             "<module>" => false,
+            // A class body runs from its own `class` statement only.
+            class if classes.contains(class) => statement
+                .iter()
+                .any(|l| self.layout.classes.get(l).is_some_and(|c| c == class)),
             "__init__" | "__new__" | "__post_init__" => constructs,
             _ => {
                 named.contains(frame)
