@@ -1119,7 +1119,7 @@ impl<'a, B: Backend> Grammar<'a, B> {
         // what it holds now).
         let same_function = function == self.prev.function;
         let no_vars = crate::state::Vars::new();
-        let local_names = match self.program.frame_names.get(function) {
+        let mut local_names = match self.program.frame_names.get(function) {
             Some(known) => names(
                 known,
                 if same_function {
@@ -1177,7 +1177,6 @@ impl<'a, B: Backend> Grammar<'a, B> {
             .flatten();
         // What a frame held before and cannot have lost (see `held_names`).
         let held = self.held_names(header);
-        let mut local_names = local_names;
         local_names.extend(held.iter().cloned());
         local_names.sort();
         local_names.dedup();
@@ -1316,8 +1315,9 @@ impl<'a, B: Backend> Grammar<'a, B> {
     /// in the one frame where the step's flow is known (its depth); `None`: any line.
     /// Forward: after a line, the lines that can follow it (or, to end the frame, the
     /// same statement); a fresh call's first lines; back in a caller after a return,
-    /// its calling statement or what follows it. Backward: the lines that can lead to
-    /// the current one.
+    /// its calling statement or what follows it; a Step Into's `call`, the first lines
+    /// of what the running statement can call (see `ProgramText::callees_of`).
+    /// Backward: the lines that can lead to the current one.
     fn flow_lines(&self, event: &str) -> Option<(u32, BTreeSet<u32>)> {
         let (prev, flow) = (self.prev, &self.program.flow);
         // Stepping into a call: a function the running statement may call.
