@@ -181,6 +181,31 @@ impl ProgramText {
         text.split(" #").next().unwrap_or(text)
     }
 
+    /// The lines (1-based) that run in `function`'s frame.
+    fn frame_lines<'s>(&'s self, function: &'s str) -> impl Iterator<Item = u32> + 's {
+        let scope = &self.layout.scope;
+        (1..=scope.len() as u32).filter(move |&l| scope[l as usize - 1] == function)
+    }
+
+    /// The names line `line` may bind: what its statement binds if the statement
+    /// begins there, else (a continuation line) every name on it.
+    fn binds(&self, line: u32) -> BTreeSet<String> {
+        if self.flow.statement(line).first() == Some(&line) {
+            grammar::bound_by(self.code(line))
+        } else {
+            grammar::identifiers(self.code(line))
+        }
+    }
+
+    /// Whether a line of `function` may unbind a local (`del`, or the end of an
+    /// `except ... as` block).
+    fn may_unbind(&self, function: &str) -> bool {
+        self.frame_lines(function).any(|line| {
+            let words: BTreeSet<&str> = grammar::words(self.code(line)).collect();
+            words.contains("del") || words.contains("except") && words.contains("as")
+        })
+    }
+
     /// The lines a `call` event may stand on when the statement on `line` calls: the
     /// frames of functions it names, of dunder methods (operators, `__repr__`; an
     /// `__init__` where it names a class), lambdas and comprehensions, generators
@@ -1201,44 +1226,21 @@ impl<'a, B: Backend> Grammar<'a, B> {
     fn changeable_names(&self) -> Option<Vec<String>> {
         let prev = self.prev;
         let program = self.program;
-        let frame_has =
-            |test: &dyn Fn(&str) -> bool| {
-                program.lines.iter().enumerate().any(|(i, text)| {
-                    program.layout.scope.get(i) == Some(&prev.function) && test(text)
-                })
-            };
-        let words = |text: &str| {
-            grammar::words(text)
-                .map(str::to_string)
-                .collect::<BTreeSet<_>>()
-        };
-        let loose = |text: &str| {
-            let w = words(text);
-            w.contains("del")
-                || w.contains("global")
-                || w.contains("nonlocal")
-                || (w.contains("except") && w.contains("as"))
-        };
-        if program.rebinds_from_afar || frame_has(&loose) {
+        if program.rebinds_from_afar || program.may_unbind(&prev.function) {
             return None;
         }
         let statement = program.flow.statement(prev.line);
         let mut changeable = BTreeSet::new();
         let mut reaches_in = false;
-        for (k, line) in statement.iter().enumerate() {
-            let text = program.lines.get(*line as usize - 1)?;
-            let code = text.split(" #").next().unwrap_or(text);
+        for &line in &statement {
+            let code = program.code(line);
             if code.trim_start().starts_with('@') {
                 return None; // a decorator: which definition it binds is further down
             }
             // A `def` or `class` binds its name.
-            changeable.extend(program.layout.calls.get(line).cloned());
+            changeable.extend(program.layout.calls.get(&line).cloned());
             reaches_in |= code.contains(['(', '[', '.']);
-            if k == 0 {
-                changeable.extend(grammar::bound_by(code));
-            } else {
-                changeable.extend(grammar::identifiers(code));
-            }
+            changeable.extend(program.binds(line));
         }
         if reaches_in {
             changeable.extend(

@@ -159,31 +159,16 @@ impl<B: Backend> Grammar<'_, B> {
         if program.rebinds_from_afar {
             return None;
         }
-        let mut bound = BTreeSet::new();
-        for (k, line) in program.flow.statement(caller.line).iter().enumerate() {
-            let code = program.code(*line);
-            if k == 0 {
-                bound.extend(grammar::bound_by(code));
-            } else {
-                bound.extend(grammar::identifiers(code));
-            }
-        }
-        let mutables_kept = !self.call_reaches_mutables(caller);
-        let targets = caller
-            .locals
-            .iter()
-            .filter(|(name, value)| (mutables_kept || immutable(value)) && !bound.contains(*name))
-            .map(|(name, value)| Binding {
-                name: name.clone(),
-                options: vec![serde_json::Value::from(value.as_str()).to_string()],
-                must_write: false,
-            })
+        let bound: BTreeSet<String> = program
+            .flow
+            .statement(caller.line)
+            .into_iter()
+            .flat_map(|line| program.binds(line))
             .collect();
-        Some(Bindings {
-            targets,
-            written_on: None,
-            continues: None,
-        })
+        let mutables_kept = !self.call_reaches_mutables(caller);
+        Some(keeping(caller, |name, value| {
+            (mutables_kept || immutable(value)) && !bound.contains(name)
+        }))
     }
 
     /// Whether a call from `caller`'s line may change a mutable value of its locals:
@@ -207,10 +192,9 @@ impl<B: Backend> Grammar<'_, B> {
         let names_one = statement.iter().any(|&line| {
             grammar::words(program.code(line)).any(|w| mutable.contains(w) || w == "super")
         });
-        let encloses = program.lines.iter().enumerate().any(|(i, _)| {
-            program.layout.scope.get(i) == Some(&caller.function)
-                && grammar::words(program.code(i as u32 + 1))
-                    .any(|w| matches!(w, "def" | "lambda" | "class" | "yield"))
+        let encloses = program.frame_lines(&caller.function).any(|line| {
+            grammar::words(program.code(line))
+                .any(|w| matches!(w, "def" | "lambda" | "class" | "yield"))
         });
         names_one || encloses
     }
@@ -234,22 +218,17 @@ impl<B: Backend> Grammar<'_, B> {
         if program.rebinds_from_afar {
             return None;
         }
-        let bound = self.bound_in(&prev.function);
-        let targets = prev
-            .locals
-            .iter()
-            .filter(|(name, value)| immutable(value) && !bound.contains(*name))
-            .map(|(name, value)| Binding {
-                name: name.clone(),
-                options: vec![serde_json::Value::from(value.as_str()).to_string()],
-                must_write: false,
+        // Every name a line of the function may bind (a `def` in it binds its name).
+        let bound: BTreeSet<String> = program
+            .frame_lines(&prev.function)
+            .flat_map(|line| {
+                let defined = program.layout.calls.get(&line).cloned();
+                program.binds(line).into_iter().chain(defined)
             })
             .collect();
-        Some(Bindings {
-            targets,
-            written_on: None,
-            continues: None,
-        })
+        Some(keeping(prev, |name, value| {
+            immutable(value) && !bound.contains(name)
+        }))
     }
 
     /// Whether `header` begins the return of the frame `prev` is in.
@@ -258,26 +237,6 @@ impl<B: Backend> Grammar<'_, B> {
             && super::header_frame(header).is_some_and(|(depth, function)| {
                 depth == self.prev.depth && function == self.prev.function
             })
-    }
-
-    /// Every name a line of `function` may bind (a `def` in it binds its name).
-    fn bound_in(&self, function: &str) -> BTreeSet<String> {
-        let program = self.program;
-        let mut bound = BTreeSet::new();
-        for (i, scope) in program.layout.scope.iter().enumerate() {
-            if scope != function {
-                continue;
-            }
-            let line = i as u32 + 1;
-            let code = program.code(line);
-            bound.extend(program.layout.calls.get(&line).cloned());
-            if program.flow.statement(line).first() == Some(&line) {
-                bound.extend(grammar::bound_by(code));
-            } else {
-                bound.extend(grammar::identifiers(code));
-            }
-        }
-        bound
     }
 
     /// Names the locals of the state `header` begins must hold (anywhere among them):
@@ -293,12 +252,7 @@ impl<B: Backend> Grammar<'_, B> {
         let back_in_caller = self.caller.filter(|_| !self.returns_here(header));
         let holder = back_in_caller.unwrap_or(self.prev);
         let program = self.program;
-        let unbinds = program.lines.iter().enumerate().any(|(i, _)| {
-            let words: BTreeSet<&str> = grammar::words(program.code(i as u32 + 1)).collect();
-            program.layout.scope.get(i) == Some(&holder.function)
-                && (words.contains("del") || words.contains("except") && words.contains("as"))
-        });
-        if unbinds {
+        if program.may_unbind(&holder.function) {
             return Vec::new();
         }
         let mut held: Vec<String> = holder.locals.keys().cloned().collect();
@@ -546,6 +500,25 @@ impl<B: Backend> Grammar<'_, B> {
             items: (!next.is_empty()).then_some(next),
             continues,
         }
+    }
+}
+
+/// Bindings that hold each of `state`'s locals that `keeps` picks to its value.
+fn keeping(state: &crate::State, keeps: impl Fn(&str, &str) -> bool) -> Bindings {
+    let targets = state
+        .locals
+        .iter()
+        .filter(|(name, value)| keeps(name, value))
+        .map(|(name, value)| Binding {
+            name: name.clone(),
+            options: vec![serde_json::Value::from(value.as_str()).to_string()],
+            must_write: false,
+        })
+        .collect();
+    Bindings {
+        targets,
+        written_on: None,
+        continues: None,
     }
 }
 
