@@ -22,6 +22,7 @@ pub mod net;
 pub mod printed;
 pub mod progress;
 pub mod state;
+pub mod syntax;
 #[cfg(feature = "neural")]
 pub mod tokenizer;
 pub mod tracer;

@@ -333,3 +333,42 @@ fn exception_breakpoints_are_not_claimed_by_the_neural_engine() {
     assert!(said, "the console says exception breakpoints are ignored");
     client.finish();
 }
+
+#[test]
+fn a_program_python_would_not_compile_is_refused_at_launch_with_its_line() {
+    // The neural engine runs no Python, so it finds the syntax error itself.
+    let dir = std::env::temp_dir().join(format!("neural-syntax-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let broken = dir.join("broken.py");
+    std::fs::write(&broken, "def f(n):\n    return [n,\n\nprint(f(2))\n").unwrap();
+    let mut client = Client::stdio();
+    client.ok(
+        "initialize",
+        json!({ "adapterID": "neural", "linesStartAt1": true }),
+    );
+    client.event("initialized");
+    let message = client.fails(
+        "launch",
+        json!({ "program": broken.display().to_string(), "engine": "neural", "model": checkpoint() }),
+    );
+    assert!(
+        message.contains("SyntaxError") && message.contains("'[' was never closed"),
+        "{message}"
+    );
+    assert!(
+        message.contains("line 2") && message.contains("fix"),
+        "{message}"
+    );
+    // The same adapter still launches a program that compiles.
+    let fixed = dir.join("fixed.py");
+    std::fs::write(&fixed, "def f(n):\n    return [n]\n\nprint(f(2))\n").unwrap();
+    let launch = client.send(
+        "launch",
+        json!({ "program": fixed.display().to_string(), "engine": "neural", "model": checkpoint() }),
+    );
+    client.ok("configurationDone", json!({}));
+    assert_eq!(client.response_to(launch)["success"], json!(true));
+    assert_eq!(client.event("stopped")["body"]["reason"], "entry");
+    client.finish();
+    std::fs::remove_dir_all(&dir).ok();
+}
