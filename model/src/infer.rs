@@ -197,6 +197,16 @@ impl ProgramText {
         }
     }
 
+    /// Whether a `def` or `class` of the program binds `name`.
+    fn defines(&self, name: &str) -> bool {
+        let layout = &self.layout;
+        layout
+            .calls
+            .values()
+            .chain(layout.classes.values())
+            .any(|f| f == name)
+    }
+
     /// Whether a line of `function` may unbind a local (`del`, or the end of an
     /// `except ... as` block).
     fn may_unbind(&self, function: &str) -> bool {
@@ -1201,7 +1211,10 @@ impl<'a, B: Backend> Grammar<'a, B> {
             .then(|| self.changeable_names())
             .flatten();
         // What a frame held before and cannot have lost (see `held_names`).
-        let held = self.held_names(header);
+        let mut held = self.held_names(header);
+        held.extend(self.newly_bound(header));
+        held.sort();
+        held.dedup();
         local_names.extend(held.iter().cloned());
         local_names.sort();
         local_names.dedup();

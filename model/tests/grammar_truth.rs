@@ -321,6 +321,38 @@ def swap(k):
 }
 
 #[test]
+fn a_name_an_assignment_binds_for_the_first_time_is_written() {
+    let source = "\
+import math
+
+def run(k):
+    total = k * 3
+    m = math
+    sqrt = math.sqrt
+    return total
+";
+    let t = Traced::new("bound", source, "run(7)");
+    let dropped = |name: &'static str| {
+        move |state: &mut neural_model::State| {
+            state.locals.shift_remove(name);
+        }
+    };
+    let at = t.on_line(4)[0];
+    assert!(t.admits(at, false, &[]));
+    assert!(
+        !t.admits_edited(at, false, dropped("total")),
+        "total is bound now"
+    );
+    // What the tracer hides is not required: a module, a builtin under its own name.
+    let at = t.on_line(5)[0];
+    assert!(!t.states[at + 1].locals.contains_key("m"));
+    assert!(t.admits(at, false, &[]));
+    let at = t.on_line(6)[0];
+    assert!(!t.states[at + 1].locals.contains_key("sqrt"));
+    assert!(t.admits(at, false, &[]));
+}
+
+#[test]
 fn back_in_the_caller_its_plain_values_are_what_they_were_at_the_call() {
     let source = "\
 def inc(v):

@@ -274,6 +274,44 @@ impl<B: Backend> Grammar<'_, B> {
         held
     }
 
+    /// After a one-line `NAMES = VALUE` has run (a `line` state of the same frame
+    /// follows), the names it bound that the frame did not hold are there, so the
+    /// state must write them. Not where a name can be bound elsewhere (`global`,
+    /// `nonlocal`) or vanish (`del`, `except ... as`), nor for what the tracer hides: a
+    /// function, class or builtin under its own name (the value's text names the
+    /// target, or the program defines it), or a module (a bare name the state does not
+    /// show could be one).
+    pub(super) fn newly_bound(&self, header: &str) -> Vec<String> {
+        let (prev, program) = (self.prev, self.program);
+        let same_frame = super::header_frame(header) == Some((prev.depth, prev.function.as_str()));
+        let ran = header.starts_with("<|line|>") && same_frame && prev.event == Event::Line;
+        let one_line = program.flow.statement(prev.line).len() == 1;
+        if !ran || !one_line || !self.action.is_forward_step() || program.rebinds_from_afar {
+            return Vec::new();
+        }
+        if program.may_unbind(&prev.function) {
+            return Vec::new();
+        }
+        let Some((names, value)) = assignment(program.code(prev.line)) else {
+            return Vec::new();
+        };
+        let value = value.trim();
+        let unseen_name = value.split('.').all(grammar::is_name)
+            && shown_value(prev, value.split('.').next().unwrap_or(value)).is_none();
+        if unseen_name || value.contains("yield") || value.contains("await") {
+            return Vec::new();
+        }
+        let mentioned: BTreeSet<&str> = grammar::words(value).collect();
+        names
+            .into_iter()
+            .filter(|n| !prev.locals.contains_key(n) && !prev.globals.contains_key(n))
+            .filter(|n| !(n.starts_with("__") && n.ends_with("__")))
+            .filter(|n| !mentioned.contains(n.as_str()) && !value.contains(&format!("'{n}'")))
+            .filter(|n| !value.contains(&format!("\"{n}\"")))
+            .filter(|n| !program.defines(n))
+            .collect()
+    }
+
     /// What a forward step from the current line binds: a loop's variables (see
     /// `loop_values`), or a plain assignment's names.
     pub(super) fn bindings(&self) -> Option<Bindings> {
