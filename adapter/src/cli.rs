@@ -83,6 +83,9 @@ pub fn run(args: &CliArgs, input: impl BufRead, out: &mut impl Write) -> Result<
         ),
         EngineKind::Trace => e,
     })?;
+    for note in engine.notes() {
+        let _ = writeln!(out, "--- {note}");
+    }
     let shown = args.program.display().to_string();
     let mut debugger = Debugger::new(engine, program, shown)?;
     // Output errors (a closed pipe) end the session quietly, as for any filter.

@@ -143,10 +143,17 @@ fn state(
 
 /// The text between `def f(` and its closing `)`, over several lines if need be.
 fn signature_text(lines: &[&str], start: usize) -> Option<String> {
+    // Without comments: a signature over several lines may explain each parameter.
+    let uncommented = |line: &&str| -> String {
+        match code_chars(line).find(|&(_, c, _)| c == '#') {
+            Some((at, _, _)) => line[..at].to_string(),
+            None => line.to_string(),
+        }
+    };
     let text = lines
         .iter()
         .take(20)
-        .copied()
+        .map(uncommented)
         .collect::<Vec<_>>()
         .join("\n");
     let mut depth = 1;
@@ -714,6 +721,11 @@ mod tests {
         assert_eq!(
             parameter_names("def h(a, /, b, *, c):\n", 1).unwrap(),
             vec!["a", "b", "c"]
+        );
+        let commented = "def k(\n    volts: float,  # in volts, say\n    ohms=(1, 2),  # )\n):\n";
+        assert_eq!(
+            parameter_names(commented, 1).unwrap(),
+            vec!["volts", "ohms"]
         );
     }
 

@@ -103,7 +103,8 @@ struct Statement {
     inline: Option<Keyword>,
     /// A string literal on its own line (a docstring).
     docstring: bool,
-    /// `global` and `nonlocal` declare and run no code: no event stands on them.
+    /// `global`, `nonlocal` and a function's bare annotations (`n: int`) declare and
+    /// run no code: no event stands on them.
     declaration: bool,
     /// Indices of the statements of its block.
     body: Vec<usize>,
@@ -227,7 +228,20 @@ fn statements(source: &str) -> Vec<Statement> {
         let docstring = keyword == Keyword::Other
             && (code.starts_with('"') || code.starts_with('\'') || code.starts_with("r\""));
         let word = crate::grammar::words(code).next();
-        let declaration = matches!(word, Some("global" | "nonlocal"));
+        // A bare annotation of a name (`total: int`) runs no code in a function.
+        let in_function = open
+            .iter()
+            .rev()
+            .map(|&(_, p)| statements[p].keyword)
+            .find(|k| matches!(k, Keyword::Def | Keyword::Class))
+            == Some(Keyword::Def);
+        let annotation = keyword == Keyword::Other
+            && colon.is_some_and(|at| {
+                let text = text.trim_start();
+                crate::grammar::is_name(text[..at].trim())
+                    && !code_chars(&text[at + 1..]).any(|(_, c, depth)| c == '=' && depth == 0)
+            });
+        let declaration = matches!(word, Some("global" | "nonlocal")) || annotation && in_function;
         statements.push(Statement {
             declaration,
             first: i as u32 + 1,
@@ -651,6 +665,11 @@ f([1, 2])
             flow.first(2).unwrap().iter().copied().collect::<Vec<_>>(),
             vec![4]
         );
+        // A bare annotation runs no code in a function; in the module it does.
+        let flow = Flow::of("n: int\ndef f():\n    a: int\n    b: int = 1\n    return b\n");
+        let lines = |set: &Lines| set.iter().copied().collect::<Vec<_>>();
+        assert_eq!(lines(flow.first(2).unwrap()), vec![4]);
+        assert_eq!(lines(flow.after(1).unwrap()), vec![2]);
     }
 
     #[test]

@@ -58,7 +58,9 @@ pub enum PredictError {
     #[error("the model's prediction did not end within {tokens} tokens; it wrote: {start:?}")]
     TooLong { tokens: usize, start: String },
     #[error(
-        "the program and its state do not fit in the model's {max} positions ({needed} tokens)"
+        "the program and its state do not fit in the model's {max} positions ({needed} \
+         tokens, with a long program's blank lines, comments and docstrings left out): \
+         debug a shorter file that holds just the code in question"
     )]
     TooLongContext { needed: usize, max: usize },
     #[error("tokenizer: {0}")]
@@ -172,6 +174,36 @@ struct ProgramText {
     /// Some line removes, inserts, reorders or deletes items (`pop`, `sort`, `del`, ...):
     /// a list may change under a loop other than by appending.
     reorders_lists: bool,
+    /// Where the module's last statement begins: its frame returns from there on.
+    module_returns_from: u32,
+}
+
+/// The first line of the module's last top-level statement (its first decorator; an
+/// `else`, `except` or `finally` at the margin belongs to the statement above).
+fn last_statement_start(source: &str, layout: &Layout) -> u32 {
+    let lines: Vec<&str> = source.lines().collect();
+    let starts = grammar::logical_starts(source, lines.len());
+    let clause = |text: &str| {
+        ["else", "elif", "except", "finally"]
+            .iter()
+            .any(|word| grammar::words(text).next() == Some(*word))
+    };
+    let top = |n: usize| {
+        let text = lines[n];
+        starts[n]
+            && layout.scope.get(n).is_some_and(|s| s == "<module>")
+            && text.starts_with(|c: char| !c.is_whitespace() && c != '#')
+    };
+    let Some(mut last) = (0..lines.len())
+        .rev()
+        .find(|&n| top(n) && !clause(lines[n]))
+    else {
+        return 1;
+    };
+    while last > 0 && top(last - 1) && lines[last - 1].starts_with('@') {
+        last -= 1;
+    }
+    last as u32 + 1
 }
 
 impl ProgramText {
@@ -294,6 +326,8 @@ impl ProgramText {
 
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
 pub struct ProgramContext<B: Backend> {
+    /// How many idle lines of a long program the model reads without.
+    pub lines_left_out: usize,
     cache: KvCache<B>,
     prefix_len: usize,
     text: ProgramText,
@@ -384,7 +418,19 @@ impl<B: Backend> Predictor<B> {
         source: &str,
         call: Option<&str>,
     ) -> Result<ProgramContext<B>, PredictError> {
-        let prompt = self.encode(&language::render_context(source, call))?;
+        // A long program is read without its idle lines (blank lines, comments,
+        // docstring tails): past the positions it trained on, the model reads worse.
+        let full = self.encode(&language::render_context(source, call))?;
+        let (prompt, lines_left_out) = if full.len() + 2 * STATE_ROOM <= HISTORY_POSITIONS {
+            (full, 0)
+        } else {
+            let idle = crate::syntax::idle_lines(source);
+            let short = self.encode(&language::render_context_without(source, call, &idle))?;
+            match short.len() < full.len() {
+                true => (short, idle.len()),
+                false => (full, 0),
+            }
+        };
         let max = self.model.max_positions();
         if prompt.len() + 64 > max {
             return Err(PredictError::TooLongContext {
@@ -398,12 +444,14 @@ impl<B: Backend> Predictor<B> {
         let layout = Layout::of(source);
         let parameters = layout.parameters(source);
         Ok(ProgramContext {
+            lines_left_out,
             prefix_len: cache.len(),
             cache,
             text: ProgramText {
                 lines,
                 frame_names: layout.frame_names(source, &parameters),
                 called_from_afar: grammar::called_from_afar(source, &layout),
+                module_returns_from: last_statement_start(source, &layout),
                 flow: crate::flow::Flow::of(source),
                 parameters,
                 layout,
@@ -1011,6 +1059,10 @@ impl<'a, B: Backend> Grammar<'a, B> {
             return None;
         }
         rest.rfind(language::VALUE)?;
+        // The module's code returns nothing.
+        if header_frame(header).is_some_and(|(_, function)| function == "<module>") {
+            return Some("\"None\"".to_string());
+        }
         let line: usize = header["<|return|>".len()..]
             .split(' ')
             .next()?
@@ -1447,7 +1499,15 @@ impl<'a, B: Backend> Grammar<'a, B> {
         };
         // The frames the step can reach, and the one each line runs in (the function,
         // class body or module it belongs to).
-        let scope_of = |n: usize| self.program.layout.frames_of(n as u32, is_call);
+        // The module returns only from its last statement on.
+        let module_returns = event == "<|return|>" && self.program.module_returns_from > 1;
+        let scope_of = |n: usize| {
+            let mut scopes = self.program.layout.frames_of(n as u32, is_call);
+            if module_returns && (n as u32) < self.program.module_returns_from {
+                scopes.retain(|scope| *scope != "<module>");
+            }
+            scopes
+        };
         // A script's module frame is the only one at depth 0.
         let prev = self.prev;
         let script = (prev.depth == 0 && prev.function == "<module>")
@@ -1666,6 +1726,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_module_returns_from_its_last_statement() {
+        let at = |source: &str| last_statement_start(source, &Layout::of(source));
+        assert_eq!(at("x = 1\nprint(x)\n"), 2);
+        let source = "\
+def f():
+    return 1
+
+@decorate
+@twice
+def g():
+    pass
+";
+        assert_eq!(at(source), 4);
+        let source = "\
+if __name__ == '__main__':
+    f()
+else:
+    g()
+# the end
+";
+        assert_eq!(at(source), 1);
+        let source = "text = '''\nnot code\n'''\ntry:\n    a()\nfinally:\n    b()\n";
+        assert_eq!(at(source), 4);
+        assert_eq!(at("x = (1,\n2)\n"), 1);
+    }
+
+    #[test]
     fn value_spans_are_found_in_the_locals_object() {
         let text =
             "<|line|>3 0 f\n    x = 1\n{\"x\":\"[1, \\\"a\\\"]\",\"..\":\"..\"}\n<|value|>\"2\"";
@@ -1697,6 +1784,20 @@ mod tests {
             assert_no_dead_end(grammar, prefix, depth - 1);
             prefix.pop();
         }
+    }
+
+    #[test]
+    fn a_long_program_is_read_without_its_idle_lines() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
+        let predictor = Predictor::<crate::net::Cpu>::load(&dir, &Default::default()).unwrap();
+        let short = "def f(n):\n    # twice\n    return 2 * n\n\nprint(f(2))\n";
+        assert_eq!(predictor.prepare(short, None).unwrap().lines_left_out, 0);
+        let notes = "# a note on what follows, long enough to take some tokens\n".repeat(40);
+        let long = format!("def f(n):\n{notes}    return 2 * n\n\nprint(f(2))\n");
+        let context = predictor.prepare(&long, None).unwrap();
+        assert_eq!(context.lines_left_out, 41, "the comments and the blank line");
+        // The grammar still reads the whole program: the return stands on line 42.
+        assert_eq!(context.text.code(42).trim(), "return 2 * n");
     }
 
     #[test]

@@ -106,11 +106,23 @@ fn action_token(action: &Action) -> &'static str {
 
 /// The program as the model sees it: numbered lines, then the call under debug.
 pub fn render_context(source: &str, call: Option<&str>) -> String {
+    render_context_without(source, call, &std::collections::BTreeSet::new())
+}
+
+/// The context without the lines in `left_out` (1-based); the others keep their
+/// numbers, so every state still names its true line.
+pub fn render_context_without(
+    source: &str,
+    call: Option<&str>,
+    left_out: &std::collections::BTreeSet<u32>,
+) -> String {
     let mut text = String::with_capacity(source.len() + 16 * source.lines().count());
     text.push_str(SOURCE);
     text.push('\n');
     for (index, line) in source.lines().enumerate() {
-        let _ = writeln!(text, "{} {}", index + 1, line.trim_end());
+        if !left_out.contains(&(index as u32 + 1)) {
+            let _ = writeln!(text, "{} {}", index + 1, line.trim_end());
+        }
     }
     if let Some(call) = call {
         let _ = writeln!(text, "{CALL_EXPR}{}", call.replace('\n', " "));

@@ -1,10 +1,11 @@
-//! Syntax errors in a program, found without Python: the neural engine never runs the
-//! debuggee, yet a program Python would refuse to compile must not be stepped as if it
-//! ran. The source is parsed with tree-sitter's Python grammar; the checks CPython's
+//! A program's syntax, read without Python: its syntax errors, and the lines no run
+//! ever stands on. The neural engine never runs the debuggee, yet a program Python
+//! would refuse to compile must not be stepped as if it ran. The source is parsed with tree-sitter's Python grammar; the checks CPython's
 //! compiler makes that the grammar leaves out (indentation, an empty block, `return`,
 //! `yield`, `break` and `continue` out of place, Python 2's `print x`) are made on the
 //! tree. Messages follow CPython's wording where there is one.
 
+use std::collections::BTreeSet;
 use tree_sitter::{Node, Parser};
 
 /// The first syntax error of a program, as Python would name it.
@@ -23,20 +24,67 @@ impl std::fmt::Display for SyntaxProblem {
     }
 }
 
-/// `Ok` if `source` is a program Python can compile, else its first syntax error.
-pub fn check(source: &str) -> Result<(), SyntaxProblem> {
+fn parse(source: &str) -> Option<tree_sitter::Tree> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
         .expect("the Python grammar matches the tree-sitter library");
-    let Some(tree) = parser.parse(source, None) else {
-        return Ok(()); // only on cancellation, which is never asked for
+    parser.parse(source, None) // `None` only on cancellation, never asked for
+}
+
+/// `Ok` if `source` is a program Python can compile, else its first syntax error.
+pub fn check(source: &str) -> Result<(), SyntaxProblem> {
+    let Some(tree) = parse(source) else {
+        return Ok(());
     };
     let mut problems = Vec::new();
     visit(tree.root_node(), source, &mut problems);
     match problems.into_iter().min_by_key(|p| p.line) {
         Some(problem) => Err(problem),
         None => Ok(()),
+    }
+}
+
+/// The lines (1-based) that say nothing of what a run does and that no state stands
+/// on: blank lines and comments outside strings, and every line of a docstring but its
+/// first. A long program can be read without them.
+pub fn idle_lines(source: &str) -> BTreeSet<u32> {
+    let mut in_strings = BTreeSet::new();
+    let mut idle = BTreeSet::new();
+    if let Some(tree) = parse(source) {
+        strings(tree.root_node(), &mut in_strings, &mut idle);
+    }
+    for (index, text) in source.lines().enumerate() {
+        let line = index as u32 + 1;
+        let text = text.trim();
+        if (text.is_empty() || text.starts_with('#')) && !in_strings.contains(&line) {
+            idle.insert(line);
+        }
+    }
+    idle
+}
+
+/// Lines inside multi-line strings (past their first), and those of docstrings.
+fn strings(node: Node, inside: &mut BTreeSet<u32>, docstring: &mut BTreeSet<u32>) {
+    if matches!(node.kind(), "string" | "concatenated_string") {
+        let (first, last) = (line_of(node), node.end_position().row as u32 + 1);
+        inside.extend(first + 1..=last);
+        let statement = node.parent().filter(|p| p.kind() == "expression_statement");
+        let first_statement = statement.and_then(|s| s.parent()).and_then(|body| {
+            let mut cursor = body.walk();
+            let first = body
+                .named_children(&mut cursor)
+                .find(|c| c.kind() != "comment");
+            first
+        });
+        if statement.is_some() && first_statement == statement {
+            docstring.extend(first + 1..=last);
+        }
+        return;
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        strings(child, inside, docstring);
     }
 }
 
@@ -302,6 +350,27 @@ mod tests {
         ] {
             assert_eq!(check(source), Ok(()), "{source}");
         }
+    }
+
+    #[test]
+    fn idle_lines_are_blank_comments_and_docstring_tails_outside_strings() {
+        let source = "\
+\"\"\"Module.
+
+More.
+\"\"\"
+# a comment
+
+def f(x):
+    '''One line.'''
+    text = '''
+# not a comment
+
+'''
+    return x  # trailing
+";
+        let idle: Vec<u32> = idle_lines(source).into_iter().collect();
+        assert_eq!(idle, [2, 3, 4, 5, 6]);
     }
 
     #[test]

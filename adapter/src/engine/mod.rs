@@ -215,6 +215,12 @@ pub trait Engine: Send + Sync {
         None
     }
 
+    /// What the user should know of how the engine reads this program (shown once,
+    /// at launch).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// What the program wrote to stderr, if known (sent at the end of the run).
     fn stderr(&self) -> Option<String> {
         None

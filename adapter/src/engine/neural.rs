@@ -206,6 +206,17 @@ impl Engine for NeuralEngine {
         "neural"
     }
 
+    fn notes(&self) -> Vec<String> {
+        let left_out = self.model.lock().map_or(0, |m| m.context.lines_left_out);
+        match left_out {
+            0 => Vec::new(),
+            n => vec![format!(
+                "the program is long: the model reads it without its {n} blank, comment \
+                 and docstring lines (the lines of code keep their numbers)"
+            )],
+        }
+    }
+
     fn entry(&self) -> Result<Position, EngineError> {
         Ok(Position {
             state: self.entry.clone(),

@@ -132,6 +132,9 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
         Some(Ok(Err(e))) => return Err(e),
         Some(Ok(Ok(engine))) => engine,
     };
+    for note in engine.notes() {
+        conn.out.output("console", &format!("{note}\n"));
+    }
     let session = tokio::task::spawn_blocking(move || Session::new(engine, program))
         .await
         .map_err(|e| format!("starting the session failed: {e}"))?
