@@ -30,6 +30,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check Python files for syntax errors without Python (as the neural engine does
+    /// at launch): prints each error; exit status 1 if any file has one.
+    CheckSyntax { files: Vec<PathBuf> },
     /// Print, as JSON, the state an action leads to from event N.
     Step {
         #[command(flatten)]
@@ -191,6 +194,22 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
+        Command::CheckSyntax { files } => {
+            let mut broken = 0;
+            for path in &files {
+                let source = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                if let Err(problem) = neural_model::syntax::check(&source) {
+                    println!("{}: {problem}", path.display());
+                    broken += 1;
+                }
+            }
+            Ok(if broken > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         Command::Trace { run, json } => {
             let trace = run.record()?;
             print_trace(&trace, json);
