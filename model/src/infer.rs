@@ -1795,7 +1795,10 @@ else:
         let notes = "# a note on what follows, long enough to take some tokens\n".repeat(40);
         let long = format!("def f(n):\n{notes}    return 2 * n\n\nprint(f(2))\n");
         let context = predictor.prepare(&long, None).unwrap();
-        assert_eq!(context.lines_left_out, 41, "the comments and the blank line");
+        assert_eq!(
+            context.lines_left_out, 41,
+            "the comments and the blank line"
+        );
         // The grammar still reads the whole program: the return stands on line 42.
         assert_eq!(context.text.code(42).trim(), "return 2 * n");
     }

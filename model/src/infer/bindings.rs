@@ -306,8 +306,7 @@ impl<B: Backend> Grammar<'_, B> {
             .into_iter()
             .filter(|n| !prev.locals.contains_key(n) && !prev.globals.contains_key(n))
             .filter(|n| !(n.starts_with("__") && n.ends_with("__")))
-            .filter(|n| !mentioned.contains(n.as_str()) && !value.contains(&format!("'{n}'")))
-            .filter(|n| !value.contains(&format!("\"{n}\"")))
+            .filter(|n| !mentioned.contains(n.as_str()))
             .filter(|n| !program.defines(n))
             .collect()
     }
