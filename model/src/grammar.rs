@@ -234,13 +234,18 @@ impl<'a> Body<'a> {
         required.iter().filter(|r| !self.used_keys.contains(r))
     }
 
-    /// Whether the object may close: its required and held names are written.
-    fn may_close(&self) -> bool {
+    /// Held names not written yet (in the locals only).
+    fn unwritten_held(&self) -> impl Iterator<Item = &String> {
         let held = match self.part {
             Part::Locals => self.spec.held.as_slice(),
             _ => &[],
         };
-        self.missing().next().is_none() && held.iter().all(|h| self.used_keys.contains(h))
+        held.iter().filter(|h| !self.used_keys.contains(h))
+    }
+
+    /// Whether the object may close: its required and held names are written.
+    fn may_close(&self) -> bool {
+        self.missing().next().is_none() && self.unwritten_held().next().is_none()
     }
 
     /// Whether one more name may be written in this object.
@@ -270,13 +275,25 @@ impl<'a> Body<'a> {
                 }
             });
         }
+        // Only the object's end can follow `..`: it waits for the held names.
         if self.spec.diff
+            && self.unwritten_held().next().is_none()
             && (if whole {
                 prefix == ".."
             } else {
                 "..".starts_with(prefix)
             })
         {
+            return true;
+        }
+        let matches = |name: &String| {
+            if whole {
+                name == prefix
+            } else {
+                name.starts_with(prefix)
+            }
+        };
+        if self.unwritten_held().any(matches) {
             return true;
         }
         let names = self.names();
@@ -937,6 +954,20 @@ mod tests {
         assert!(accepts(&s, r#"{"x":"1","total":"2","n":"3"}"#));
         assert!(!accepts(&s, r#"{"x":"1","n":"3"}"#), "total is missing");
         assert!(!accepts(&s, r#"{}"#));
+        // In a diff, `..` (after which only `}` may come) waits for the held names,
+        // which may be written even where the statement's changeable names leave
+        // them out.
+        let d = BodySpec {
+            held: vec!["x".into()],
+            changeable: Some(vec!["y".into()]),
+            ..spec(true, false)
+        };
+        assert!(!accepts(&d, r#"{"..":".."}"#));
+        assert!(accepts(&d, r#"{"x":"1","..":".."}"#));
+        assert!(accepts(&d, r#"{"y":"2","x":"1","..":".."}"#));
+        let mut body = Body::state(&d);
+        assert!(feed(&mut body, r#"{""#));
+        assert!(!body.clone().push_str(".."), "no dead end after the marker");
     }
 
     #[test]
