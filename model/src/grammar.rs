@@ -259,41 +259,25 @@ impl<'a> Body<'a> {
         if self.used_keys.iter().any(|k| k == prefix) && whole {
             return false;
         }
-        if let Some(first) = self.missing().next().filter(|_| self.spec.ordered) {
-            return if whole {
-                first == prefix
-            } else {
-                first.starts_with(prefix)
-            };
-        }
-        if self.missing().next().is_some() {
-            return self.missing().any(|r| {
-                if whole {
-                    r == prefix
-                } else {
-                    r.starts_with(prefix)
-                }
-            });
-        }
-        // Only the object's end can follow `..`: it waits for the held names.
-        if self.spec.diff
-            && self.unwritten_held().next().is_none()
-            && (if whole {
-                prefix == ".."
-            } else {
-                "..".starts_with(prefix)
-            })
-        {
-            return true;
-        }
-        let matches = |name: &String| {
+        // `name` is the key being written (or, mid-key, one it can still become).
+        let fits = |name: &str| {
             if whole {
                 name == prefix
             } else {
                 name.starts_with(prefix)
             }
         };
-        if self.unwritten_held().any(matches) {
+        if let Some(first) = self.missing().next().filter(|_| self.spec.ordered) {
+            return fits(first);
+        }
+        if self.missing().next().is_some() {
+            return self.missing().any(|r| fits(r));
+        }
+        // Only the object's end can follow `..`: it waits for the held names.
+        if self.spec.diff && self.unwritten_held().next().is_none() && fits("..") {
+            return true;
+        }
+        if self.unwritten_held().any(|h| fits(h)) {
             return true;
         }
         let names = self.names();

@@ -1,9 +1,10 @@
 //! A program's syntax, read without Python: its syntax errors, and the lines no run
 //! ever stands on. The neural engine never runs the debuggee, yet a program Python
-//! would refuse to compile must not be stepped as if it ran. The source is parsed with tree-sitter's Python grammar; the checks CPython's
-//! compiler makes that the grammar leaves out (indentation, an empty block, `return`,
-//! `yield`, `break` and `continue` out of place, Python 2's `print x`) are made on the
-//! tree. Messages follow CPython's wording where there is one.
+//! would refuse to compile must not be stepped as if it ran. The source is parsed with
+//! tree-sitter's Python grammar; the checks CPython's compiler makes that the grammar
+//! leaves out (indentation, an empty block, `return`, `yield`, `break` and `continue`
+//! out of place, Python 2's `print x`) are made on the tree. Messages follow CPython's
+//! wording where there is one.
 
 use std::collections::BTreeSet;
 use tree_sitter::{Node, Parser};
@@ -92,11 +93,9 @@ fn visit(node: Node, source: &str, problems: &mut Vec<SyntaxProblem>) {
     if let Some(problem) = problem_at(node, source) {
         problems.push(problem);
     }
-    if node.has_error() || node.child_count() > 0 {
-        let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            visit(child, source, problems);
-        }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        visit(child, source, problems);
     }
 }
 

@@ -284,12 +284,8 @@ impl<B: Backend> Grammar<'_, B> {
     pub(super) fn newly_bound(&self, header: &str) -> Vec<String> {
         let (prev, program) = (self.prev, self.program);
         let same_frame = super::header_frame(header) == Some((prev.depth, prev.function.as_str()));
-        let ran = header.starts_with("<|line|>") && same_frame && prev.event == Event::Line;
-        let one_line = program.flow.statement(prev.line).len() == 1;
-        if !ran || !one_line || !self.action.is_forward_step() || program.rebinds_from_afar {
-            return Vec::new();
-        }
-        if program.may_unbind(&prev.function) {
+        let ran = header.starts_with("<|line|>") && same_frame;
+        if !ran || !self.steps_past_one_line() || program.may_unbind(&prev.function) {
             return Vec::new();
         }
         let Some((names, value)) = assignment(program.code(prev.line)) else {
@@ -311,6 +307,16 @@ impl<B: Backend> Grammar<'_, B> {
             .collect()
     }
 
+    /// Whether the action is a forward step from a one-line statement whose names no
+    /// other frame can rebind (no `global` or `nonlocal` in the program).
+    fn steps_past_one_line(&self) -> bool {
+        let (prev, program) = (self.prev, self.program);
+        self.action.is_forward_step()
+            && prev.event == Event::Line
+            && program.flow.statement(prev.line).len() == 1
+            && !program.rebinds_from_afar
+    }
+
     /// What a forward step from the current line binds: a loop's variables (see
     /// `loop_values`), or a plain assignment's names.
     pub(super) fn bindings(&self) -> Option<Bindings> {
@@ -324,9 +330,7 @@ impl<B: Backend> Grammar<'_, B> {
     /// The names are not required: a state after a handler's end is written in full.
     fn assigned_values(&self) -> Option<Bindings> {
         let (prev, program) = (self.prev, self.program);
-        let forward = self.action.is_forward_step();
-        let one_line = program.flow.statement(prev.line).len() == 1;
-        if !forward || prev.event != Event::Line || !one_line || program.rebinds_from_afar {
+        if !self.steps_past_one_line() {
             return None;
         }
         let (names, values) = assignment(program.code(prev.line))?;
