@@ -129,6 +129,17 @@ enum Command {
         #[arg(long, default_value_t = 256)]
         prefix_tokens: usize,
     },
+    /// Print a checkpoint's next-token logits for token ids as JSON ([position][vocab]),
+    /// to hold this engine against another implementation of the same weights.
+    #[cfg(feature = "neural")]
+    Logits {
+        /// Checkpoint directory.
+        #[arg(long)]
+        model: PathBuf,
+        /// Token ids, comma-separated.
+        #[arg(long, value_delimiter = ',', required = true)]
+        tokens: Vec<u32>,
+    },
     /// Trace programs (generated and real) and write sharded training episodes.
     Dataset(neural_model::data::DatasetOptions),
     /// Train the transformer as a config file says (resumes from its last checkpoint).
@@ -137,9 +148,14 @@ enum Command {
         /// A TOML training config, e.g. model/configs/default.toml.
         #[arg(long)]
         config: PathBuf,
-        /// Train on the GPU (needs a build with `--features cuda`).
+        /// Burn trainer: train on the GPU (needs a build with `--features cuda`). The
+        /// PyTorch trainer takes a GPU whenever it sees one.
         #[arg(long)]
         cuda: bool,
+        /// PyTorch trainer: only lay out the run folder (encoded data, train.py), e.g.
+        /// for `torchrun --nproc_per_node N RUN/train.py RUN`.
+        #[arg(long)]
+        prepare: bool,
     },
 }
 
@@ -440,10 +456,34 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
-        Command::Train { config, cuda } => {
+        Command::Logits { model, tokens } => {
+            let logits = checkpoint_logits(&model, &tokens).map_err(|e| format!("{e:#}"))?;
+            println!("{}", serde_json::json!({ "tokens": tokens, "logits": logits }));
+            Ok(ExitCode::SUCCESS)
+        }
+        #[cfg(feature = "neural")]
+        Command::Train {
+            config,
+            cuda,
+            prepare,
+        } => {
+            use neural_model::train::{torch, TrainerKind};
             let config =
                 neural_model::train::TrainConfig::load(&config).map_err(|e| format!("{e:#}"))?;
-            train_on(&config, cuda).map_err(|e| format!("{e:#}"))?;
+            let done = match (config.trainer, prepare) {
+                (TrainerKind::Torch, true) => torch::prepare(&config).map(|()| {
+                    eprintln!(
+                        "prepared; train with: python3 {0}/train.py {0}   (or torchrun --nproc_per_node N {0}/train.py {0})",
+                        config.out.display()
+                    )
+                }),
+                (TrainerKind::Torch, false) => torch::run(&config),
+                (TrainerKind::Burn, true) => Err(anyhow::anyhow!(
+                    "--prepare is for the PyTorch trainer (trainer = \"torch\" in the config)"
+                )),
+                (TrainerKind::Burn, false) => train_on(&config, cuda),
+            };
+            done.map_err(|e| format!("{e:#}"))?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -455,6 +495,24 @@ fn load_predictor(
 ) -> Result<neural_model::infer::Predictor<neural_model::net::Cpu>, String> {
     let dir = model.unwrap_or_else(neural_model::infer::default_model_dir);
     neural_model::infer::Predictor::load(&dir, &Default::default()).map_err(|e| e.to_string())
+}
+
+#[cfg(feature = "neural")]
+fn checkpoint_logits(dir: &std::path::Path, tokens: &[u32]) -> anyhow::Result<Vec<Vec<f32>>> {
+    use burn::tensor::{Int, Tensor, TensorData};
+    use neural_model::net::{load_checkpoint, Cpu};
+    let (config, model) = load_checkpoint::<Cpu>(dir, &Default::default())?;
+    if let Some(bad) = tokens.iter().find(|&&t| t as usize >= config.vocab_size) {
+        anyhow::bail!("token {bad} is outside the vocabulary of {}", config.vocab_size);
+    }
+    let ids: Vec<i64> = tokens.iter().map(|&t| t as i64).collect();
+    let input =
+        Tensor::<Cpu, 2, Int>::from_data(TensorData::new(ids, [1, tokens.len()]), &model.device());
+    let values: Vec<f32> = model.forward(input).into_data().convert::<f32>().to_vec().unwrap();
+    Ok(values
+        .chunks(config.vocab_size)
+        .map(<[f32]>::to_vec)
+        .collect())
 }
 
 #[cfg(feature = "neural")]

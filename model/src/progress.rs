@@ -18,3 +18,14 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
     bar.set_prefix(what.to_string());
     bar
 }
+
+/// A ticking spinner labelled `what`, for work of unknown length; hidden off a terminal.
+pub fn spinner(what: &str) -> ProgressBar {
+    let spinner = ProgressBar::new_spinner();
+    if !std::io::stderr().is_terminal() {
+        spinner.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    spinner.set_message(what.to_string());
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    spinner
+}

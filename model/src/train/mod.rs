@@ -10,6 +10,7 @@
 
 pub mod batches;
 mod plot;
+pub mod torch;
 
 use crate::data::{Episode, Manifest};
 use crate::language::SPECIAL_TOKENS;
@@ -57,8 +58,45 @@ pub struct TrainConfig {
     /// few tokens better on the short programs.
     #[serde(default)]
     pub origins: Vec<String>,
+    /// Which trainer runs the config: PyTorch (fast: bf16 on AMX or CUDA) or burn.
+    #[serde(default)]
+    pub trainer: TrainerKind,
+    /// Settings only the PyTorch trainer reads.
+    #[serde(default)]
+    pub torch: TorchOptions,
     pub tokenizer: TokenizerConfig,
     pub model: ModelConfig,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrainerKind {
+    /// `model/trainer/train.py`: Hugging Face Llama on PyTorch.
+    Torch,
+    /// The burn trainer in this crate: no Python needed.
+    #[default]
+    Burn,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchOptions {
+    /// `bf16` (autocast over fp32 master weights) or `fp32`.
+    pub precision: String,
+    /// `torch.compile` the forward and loss.
+    pub compile: bool,
+    /// Under torchrun: `ddp`, or `fsdp` for a model that does not fit one device.
+    pub parallel: String,
+}
+
+impl Default for TorchOptions {
+    fn default() -> Self {
+        Self {
+            precision: "bf16".into(),
+            compile: false,
+            parallel: "ddp".into(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -295,18 +333,7 @@ pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Re
     );
 
     let m = &config.model;
-    let llama = LlamaConfig {
-        max_position_embeddings: m.max_positions,
-        tie_word_embeddings: m.tie_embeddings,
-        ..LlamaConfig::new(
-            tokenizer.vocab_size(),
-            m.hidden_size,
-            m.intermediate_size,
-            m.layers,
-            m.heads,
-            m.kv_heads,
-        )
-    };
+    let llama = torch::llama_config(config, tokenizer.vocab_size());
     let checkpoint = config.out.join(CHECKPOINT_DIR);
     let (mut model, mut state) = if checkpoint.join("state.json").exists() {
         let (_, model) = load_checkpoint::<B>(&checkpoint, device)?;
