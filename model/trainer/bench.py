@@ -3,7 +3,8 @@
 Each trainer resumes from one shared initial checkpoint (Hugging Face's init, seed 0)
 and trains N steps of the batch plan both compute from the config's seed. Prints a
 table: tokens/s (the median of train.csv's windows after the first), the ratio, the
-fraction of this machine's bf16 matmul peak (measured here with a large matmul), and
+fraction of this machine's matmul peak in the precision the PyTorch trainer uses
+(bf16 where the CPU has AMX or AVX512-BF16, else fp32; measured here with a large matmul), and
 each trainer's validation loss after N steps with their difference.
 
     python3 model/trainer/bench.py --steps 300                       # shipped shape, both trainers
@@ -71,6 +72,9 @@ def main():
     parser.add_argument("--trainers", default="burn,torch")
     parser.add_argument("--config", default=str(ROOT / "model/configs/default.toml"))
     parser.add_argument("--bin", default=str(ROOT / "target/release/neural-model"))
+    parser.add_argument("--batch-tokens", type=int, help="tokens a batch (default: the config's)")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the PyTorch trainer")
+    parser.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"])
     parser.add_argument("--keep", help="keep the run folders here")
     args = parser.parse_args()
     trainers = args.trainers.split(",")
@@ -79,6 +83,9 @@ def main():
     base["dataset"] = str((ROOT / base["dataset"]).resolve())
     if SHAPES[args.shape]:
         base["model"].update(SHAPES[args.shape])
+    if args.batch_tokens:
+        base["batch_tokens"] = args.batch_tokens
+    base.setdefault("torch", {}).update(compile=args.compile, precision=args.precision)
     base.update(steps=args.steps, warmup_steps=min(base["warmup_steps"], args.steps // 3),
                 eval_every=10**9, checkpoint_every=10**9, log_every=10)
     tokenizer = ROOT / "model/weights/default/tokenizer.json"
@@ -115,12 +122,15 @@ def main():
             del model
         shutil.copytree(init, out / "checkpoint", dirs_exist_ok=True)
         print(f"training {args.steps} steps with {trainer} ...", file=sys.stderr, flush=True)
-        subprocess.run([args.bin, "train", "--config", out / "bench.toml"], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
+        done = subprocess.run([args.bin, "train", "--config", out / "bench.toml"], check=True,
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        said = [l for l in done.stderr.split("\n") if "process(es) on" in l]
         rows = csv_rows(out / "train.csv")
         rates = [float(r["tokens_per_second"]) for r in rows[1:]] or [float(rows[0]["tokens_per_second"])]
         valid = csv_rows(out / "valid.csv")[-1]
-        results[trainer] = dict(rate=statistics.median(rates), loss=float(valid["loss"]))
+        precision = said[0].rsplit(", ", 1)[-1] if said else "fp32"
+        results[trainer] = dict(rate=statistics.median(rates), loss=float(valid["loss"]),
+                                precision=precision)
 
     peak = json.loads(subprocess.run([sys.executable, ROOT / "model/trainer/train.py", "--peak"],
                                      check=True, capture_output=True, text=True).stdout)
@@ -135,15 +145,21 @@ def main():
     m = base["model"]
     print(f"\nshape {args.shape}: {n_layers / 1e6:.1f}M parameters (d {m['hidden_size']}, "
           f"{m['layers']} layers, vocab {vocab}), {base['batch_tokens']} tokens a batch, "
-          f"{args.steps} steps, {torch.get_num_threads()} threads, torch {torch.__version__}")
-    print(f"bf16 matmul peak {peak['bf16_gflops']:.0f} GFLOP/s (fp32 {peak['fp32_gflops']:.0f}); "
+          f"{args.steps} steps, {torch.get_num_threads()} threads, torch {torch.__version__}"
+          + (", torch.compile" if args.compile else ""))
+    # The peak the PyTorch trainer can reach: bf16 where it is native, else fp32.
+    name = "bf16" if peak["bf16_native"] else "fp32"
+    top = peak[f"{name}_gflops"]
+    bf16 = f"bf16 {peak['bf16_gflops']:.0f}" if peak["bf16_native"] else "bf16 not native on this CPU"
+    print(f"matmul peak: fp32 {peak['fp32_gflops']:.0f} GFLOP/s, {bf16}; "
           f"{flops / 1e6:.1f} MFLOP per token\n")
-    print("| trainer | tokens/s | vs burn | of bf16 peak | valid loss |")
-    print("|---|---|---|---|---|")
+    print(f"| trainer | precision | tokens/s | vs burn | of the {name} peak | valid loss |")
+    print("|---|---|---|---|---|---|")
     for trainer, r in results.items():
         ratio = f"{r['rate'] / results['burn']['rate']:.1f}x" if "burn" in results else "-"
-        share = 100 * r["rate"] * flops / (peak["bf16_gflops"] * 1e9)
-        print(f"| {trainer} | {r['rate']:,.0f} | {ratio} | {share:.1f}% | {r['loss']:.4f} |")
+        share = 100 * r["rate"] * flops / (top * 1e9)
+        precision = "fp32" if trainer == "burn" else r["precision"]
+        print(f"| {trainer} | {precision} | {r['rate']:,.0f} | {ratio} | {share:.1f}% | {r['loss']:.4f} |")
     if {"burn", "torch"} <= results.keys():
         a, b = results["burn"]["loss"], results["torch"]["loss"]
         print(f"\nvalidation losses differ by {100 * abs(a - b) / a:.2f}% after {args.steps} steps")

@@ -13,7 +13,7 @@ optimizer.pt) that neural-dap and `neural-model eval` load unchanged.
     python3 RUN/train.py RUN                                  # one process
     torchrun --nproc_per_node 8 RUN/train.py RUN              # DDP, one node
     torchrun --nnodes 4 --nproc_per_node 8 --rdzv-endpoint HOST:29500 RUN/train.py RUN
-    python3 RUN/train.py --peak                               # the bf16 matmul peak, GFLOP/s
+    python3 RUN/train.py --peak                               # matmul peaks (fp32; bf16 where native), GFLOP/s
 """
 
 import argparse
@@ -112,6 +112,23 @@ class MaskedLoss(torch.nn.Module):
 # ---- the run ---------------------------------------------------------------------------
 
 
+def bf16_is_native(device):
+    """Whether bf16 matmuls run on matrix units here: a CPU without AMX or AVX512-BF16
+    (an AMD Zen 3, say) emulates them about 400x slower than fp32."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def resolve_precision(wanted, device):
+    """`auto`: bf16 where the hardware has it, else fp32; `bf16` and `fp32` as said."""
+    if wanted not in ("auto", "bf16", "fp32"):
+        raise SystemExit(f'[torch] precision = "{wanted}": use "auto", "bf16" or "fp32"')
+    if wanted == "auto":
+        return "bf16" if bf16_is_native(device) else "fp32"
+    return wanted
+
+
 class Run:
     """Distributed set-up, device and precision, from torchrun's environment."""
 
@@ -128,7 +145,8 @@ class Run:
         if not cuda and self.world > 1:
             # Share the cores between the processes instead of oversubscribing them.
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // self.world))
-        precision = c.get("torch", {}).get("precision", "bf16")
+        self.precision = resolve_precision(c.get("torch", {}).get("precision", "auto"), self.device)
+        precision = self.precision
         self.autocast = (
             torch.autocast(self.device.type, dtype=torch.bfloat16)
             if precision == "bf16"
@@ -263,7 +281,7 @@ def train(args):
     run.say(
         f"{len(train_split)} training episodes, {len(valid)} validation episodes; model "
         f"{sum(p.numel() for p in model.parameters()):,} parameters; {run.world} process(es) on "
-        f"{run.device.type}, {options.get('precision', 'bf16')}"
+        f"{run.device.type}, {run.precision}"
     )
 
     progress = None
@@ -337,11 +355,15 @@ def train(args):
 
 
 def peak(args):
-    """GFLOP/s of a large bf16 matmul on this machine (and fp32 for comparison)."""
-    n = 4096 if torch.cuda.is_available() or args.device != "cpu" else 2048
+    """GFLOP/s of a large matmul in fp32, and in bf16 where the hardware runs it natively
+    (emulated bf16 would take minutes and measure nothing useful)."""
     device = torch.device("cuda" if torch.cuda.is_available() and args.device != "cpu" else "cpu")
-    result = {}
+    n = 4096 if device.type == "cuda" else 2048
+    native = bf16_is_native(device)
+    result = {"bf16_gflops": None}
     for name, dtype in (("bf16", torch.bfloat16), ("fp32", torch.float32)):
+        if name == "bf16" and not native:
+            continue
         a = torch.randn(n, n, dtype=dtype, device=device)
         b = torch.randn(n, n, dtype=dtype, device=device)
         a @ b  # warm up (oneDNN picks its kernel on the first call)
@@ -356,6 +378,7 @@ def peak(args):
             best = min(best, time.perf_counter() - t)
         result[f"{name}_gflops"] = 2 * n**3 / best / 1e9
     result["threads"] = torch.get_num_threads()
+    result["bf16_native"] = native
     result["torch"] = torch.__version__
     print(json.dumps(result))
 
@@ -366,7 +389,7 @@ if __name__ == "__main__":
     parser.add_argument("run", nargs="?", help="the run folder `neural-model train` prepared")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu"], help="cpu: ignore a GPU")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--peak", action="store_true", help="print the bf16 matmul peak and exit")
+    parser.add_argument("--peak", action="store_true", help="print the matmul peaks (GFLOP/s) and exit")
     args = parser.parse_args()
     if args.peak:
         peak(args)

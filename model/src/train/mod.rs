@@ -79,9 +79,10 @@ pub enum TrainerKind {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct TorchOptions {
-    /// `bf16` (autocast over fp32 master weights) or `fp32`.
+    /// `bf16` (autocast over fp32 master weights), `fp32`, or `auto`: bf16 where the
+    /// hardware runs it natively (AMX or AVX512-BF16, CUDA), else fp32.
     pub precision: String,
     /// `torch.compile` the forward and loss.
     pub compile: bool,
@@ -92,7 +93,7 @@ pub struct TorchOptions {
 impl Default for TorchOptions {
     fn default() -> Self {
         Self {
-            precision: "bf16".into(),
+            precision: "auto".into(),
             compile: false,
             parallel: "ddp".into(),
         }
