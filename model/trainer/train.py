@@ -196,7 +196,8 @@ def load_model(out, encoded, run):
         opt_state = torch.load(optimizer, map_location="cpu") if optimizer.exists() else None
         run.say(
             f"resuming at step {state['step']}"
-            + ("" if opt_state else " (no optimizer state in the checkpoint: the moments start fresh)")
+            + ("" if opt_state else " (no optimizer state in the checkpoint: the moments start "
+                                    "fresh, and the learning rate warms up again)")
         )
     else:
         torch.manual_seed(0)
@@ -275,6 +276,11 @@ def train(args):
     )
     if opt_state:
         optimizer.load_state_dict(opt_state)
+    # Fresh moments on trained weights (a burn checkpoint, say) make Adam's first steps
+    # full-size in every direction: warm the rate up again over warmup_steps. Measured
+    # without it, a leg resumed from the shipped weights went from validation loss 0.474
+    # to 0.515 in its first 100 steps.
+    rewarm_from = state["step"] if opt_state is None and state["step"] > 0 else None
     steps = min(c["steps"], len(plan))
     if steps < c["steps"]:
         run.say(f"the encoded plan covers {len(plan)} steps of {c['steps']}: run `neural-model train` again")
@@ -301,6 +307,8 @@ def train(args):
             mask[:] = False
         tokens, mask = tokens.to(run.device), mask.to(run.device)
         lr = lr_at(c, step)
+        if rewarm_from is not None:
+            lr *= min(1.0, (step - rewarm_from + 1) / max(c["warmup_steps"], 1))
         for group in optimizer.param_groups:
             group["lr"] = lr
         with run.autocast:
