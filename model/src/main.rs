@@ -458,7 +458,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
         #[cfg(feature = "neural")]
         Command::Logits { model, tokens } => {
             let logits = checkpoint_logits(&model, &tokens).map_err(|e| format!("{e:#}"))?;
-            println!("{}", serde_json::json!({ "tokens": tokens, "logits": logits }));
+            println!(
+                "{}",
+                serde_json::json!({ "tokens": tokens, "logits": logits })
+            );
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
@@ -503,12 +506,20 @@ fn checkpoint_logits(dir: &std::path::Path, tokens: &[u32]) -> anyhow::Result<Ve
     use neural_model::net::{load_checkpoint, Cpu};
     let (config, model) = load_checkpoint::<Cpu>(dir, &Default::default())?;
     if let Some(bad) = tokens.iter().find(|&&t| t as usize >= config.vocab_size) {
-        anyhow::bail!("token {bad} is outside the vocabulary of {}", config.vocab_size);
+        anyhow::bail!(
+            "token {bad} is outside the vocabulary of {}",
+            config.vocab_size
+        );
     }
     let ids: Vec<i64> = tokens.iter().map(|&t| t as i64).collect();
     let input =
         Tensor::<Cpu, 2, Int>::from_data(TensorData::new(ids, [1, tokens.len()]), &model.device());
-    let values: Vec<f32> = model.forward(input).into_data().convert::<f32>().to_vec().unwrap();
+    let values: Vec<f32> = model
+        .forward(input)
+        .into_data()
+        .convert::<f32>()
+        .to_vec()
+        .unwrap();
     Ok(values
         .chunks(config.vocab_size)
         .map(<[f32]>::to_vec)

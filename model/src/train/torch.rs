@@ -85,12 +85,10 @@ pub fn step_plan(examples: &[Example], config: &TrainConfig) -> Vec<Vec<usize>> 
 
 /// Write one split's token ids (u32 LE) and loss mask (one byte a token); return its index.
 fn write_split(folder: &Path, name: &str, examples: &[Example]) -> Result<serde_json::Value> {
-    let mut ids = std::io::BufWriter::new(std::fs::File::create(
-        folder.join(format!("{name}.ids")),
-    )?);
-    let mut mask = std::io::BufWriter::new(std::fs::File::create(
-        folder.join(format!("{name}.mask")),
-    )?);
+    let mut ids =
+        std::io::BufWriter::new(std::fs::File::create(folder.join(format!("{name}.ids")))?);
+    let mut mask =
+        std::io::BufWriter::new(std::fs::File::create(folder.join(format!("{name}.mask")))?);
     for example in examples {
         for id in &example.ids {
             ids.write_all(&id.to_le_bytes())?;
@@ -183,7 +181,10 @@ pub fn run(config: &TrainConfig) -> Result<()> {
     check_python(&python)?;
     prepare(config)?;
     if config.out.join(CHECKPOINT_DIR).join("state.json").exists() {
-        eprintln!("resuming from {}", config.out.join(CHECKPOINT_DIR).display());
+        eprintln!(
+            "resuming from {}",
+            config.out.join(CHECKPOINT_DIR).display()
+        );
     }
     let mut child = command(&python, &config.out)
         .spawn()
@@ -249,7 +250,10 @@ mod tests {
         let mask = std::fs::read(dir.path().join("valid.mask")).unwrap();
         assert_eq!(mask, vec![1, 1, 0, 1, 1]);
         assert_eq!(index["lengths"], json!([2, 3]));
-        let over = Action::NAMES.iter().position(|a| *a == "step_over").unwrap();
+        let over = Action::NAMES
+            .iter()
+            .position(|a| *a == "step_over")
+            .unwrap();
         assert_eq!(index["targets"][1], json!([[over, 1, 3]]));
     }
 
@@ -257,7 +261,10 @@ mod tests {
     fn a_python_without_torch_gets_the_install_command() {
         let error = check_python(Path::new("/nonexistent/python3")).unwrap_err();
         let text = format!("{error:#}");
-        assert!(text.contains("pip install -r model/trainer/requirements.txt"), "{text}");
+        assert!(
+            text.contains("pip install -r model/trainer/requirements.txt"),
+            "{text}"
+        );
         assert!(text.contains("NEURAL_PYTHON"), "{text}");
     }
 }
