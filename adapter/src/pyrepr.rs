@@ -4,7 +4,11 @@
 //! Handles what the tracer writes: literals, lists, tuples, dicts, sets, frozensets,
 //! objects as `Name(field=value, ...)` and `<...>` placeholders. A repr cut at the
 //! tracer's length limit (ending in `…`) is shown whole but not expanded: its parts
-//! cannot all be known. Anything else is an atom: shown, never expanded.
+//! cannot all be known. Anything else is an atom: shown, never expanded. So is a
+//! value nested deeper than Python's 200 brackets: the parser recurses, and a
+//! hostile repr must not overflow the stack.
+
+use neural_model::entry::MAX_NESTING;
 
 /// A parsed repr: its text and, for containers and objects, its parts.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,6 +55,7 @@ impl Repr {
             s: text.as_bytes(),
             text,
             i: 0,
+            depth: 0,
         };
         match parser.value() {
             Some(repr) if parser.rest_is_blank() => repr,
@@ -161,6 +166,8 @@ struct Parser<'a> {
     s: &'a [u8],
     text: &'a str,
     i: usize,
+    /// How many values are being read at once (one per open container).
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -197,6 +204,16 @@ impl Parser<'_> {
     }
 
     fn value(&mut self) -> Option<Repr> {
+        if self.depth > MAX_NESTING {
+            return None;
+        }
+        self.depth += 1;
+        let value = self.one_value();
+        self.depth -= 1;
+        value
+    }
+
+    fn one_value(&mut self) -> Option<Repr> {
         self.skip_ws();
         let start = self.i;
         match self.peek()? {
@@ -433,6 +450,18 @@ mod tests {
         ] {
             assert!(Repr::parse(text).children().is_empty(), "{text}");
         }
+    }
+
+    #[test]
+    fn a_deep_repr_is_an_atom_not_a_stack_overflow() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(Repr::parse(&nested(MAX_NESTING)).children().len(), 1);
+        let deep = nested(100_000);
+        let repr = Repr::parse(&deep);
+        assert_eq!((repr.kind, repr.text.len()), (Kind::Atom, deep.len()));
+        let objects = format!("{}1{}", "P(x=".repeat(100_000), ")".repeat(100_000));
+        assert_eq!(Repr::parse(&objects).kind, Kind::Atom);
+        assert_eq!(type_name(&format!("{{{deep}}}")).as_deref(), Some("dict"));
     }
 
     #[test]

@@ -429,11 +429,17 @@ pub(crate) fn code_chars(text: &str) -> impl Iterator<Item = (usize, char, i32)>
     })
 }
 
+/// The deepest nesting of brackets a literal may have: CPython's own limit (its
+/// tokenizer refuses a 201st open bracket). It also bounds the parser's recursion, so
+/// that a hostile literal gets an error instead of overflowing the thread's stack.
+pub const MAX_NESTING: usize = 200;
+
 /// The repr Python prints for the value of a literal expression.
 pub fn literal_repr(expr: &str) -> Result<String, String> {
     let mut parser = Literal {
         text: expr.trim(),
         at: 0,
+        depth: 0,
     };
     let value = parser.value()?;
     parser.space();
@@ -446,6 +452,8 @@ pub fn literal_repr(expr: &str) -> Result<String, String> {
 struct Literal<'a> {
     text: &'a str,
     at: usize,
+    /// How many brackets are open where the parser reads.
+    depth: usize,
 }
 
 impl Literal<'_> {
@@ -479,6 +487,17 @@ impl Literal<'_> {
             .next()
             .ok_or_else(|| "an empty expression".to_string())?;
         match c {
+            '\'' | '"' => return self.string(),
+            '[' | '(' | '{' => {}
+            _ => return self.atom(),
+        }
+        if self.depth == MAX_NESTING {
+            return Err(format!(
+                "the literal nests brackets more than {MAX_NESTING} deep (Python's limit)"
+            ));
+        }
+        self.depth += 1;
+        let value = match c {
             '[' => self
                 .sequence('[', ']')
                 .map(|items| format!("[{}]", items.join(", "))),
@@ -487,10 +506,10 @@ impl Literal<'_> {
                 1 => items[0].clone(),
                 _ => format!("({})", items.join(", ")),
             }),
-            '{' => self.braces(),
-            '\'' | '"' => self.string(),
-            _ => self.atom(),
-        }
+            _ => self.braces(),
+        };
+        self.depth -= 1;
+        value
     }
 
     fn sequence(&mut self, open: char, close: char) -> Result<Vec<String>, String> {
@@ -703,6 +722,22 @@ mod tests {
         }
         assert!(literal_repr("x + 1").is_err());
         assert!(literal_repr("f(2)").is_err());
+    }
+
+    #[test]
+    fn deep_literals_are_refused_not_a_stack_overflow() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(
+            literal_repr(&nested(MAX_NESTING)).is_ok(),
+            "Python reads 200 levels"
+        );
+        assert!(literal_repr(&format!("[{}]", nested(MAX_NESTING))).is_err());
+        let deep = nested(5_000);
+        let refused = literal_repr(&deep).unwrap_err();
+        assert!(refused.contains("more than 200 deep"), "{refused}");
+        let source = "def f(a):\n    return a\n";
+        let refused = entry_state(source, Some(&format!("f({deep})"))).unwrap_err();
+        assert!(refused.contains("more than 200 deep"), "{refused}");
     }
 
     #[test]

@@ -25,6 +25,12 @@ impl std::fmt::Display for SyntaxProblem {
     }
 }
 
+/// The deepest the walks below go into the syntax tree: they recurse, and a hostile
+/// file (20,000 nested brackets) would overflow the thread's stack. Python compiles
+/// nothing this deep (it refuses 201 nested brackets or 101 levels of indentation),
+/// so a program that reaches the bound is refused as a syntax error.
+pub const MAX_TREE_DEPTH: usize = 1000;
+
 fn parse(source: &str) -> Option<tree_sitter::Tree> {
     let mut parser = Parser::new();
     parser
@@ -39,7 +45,7 @@ pub fn check(source: &str) -> Result<(), SyntaxProblem> {
         return Ok(());
     };
     let mut problems = Vec::new();
-    visit(tree.root_node(), source, &mut problems);
+    visit(tree.root_node(), source, &mut problems, 0);
     match problems.into_iter().min_by_key(|p| p.line) {
         Some(problem) => Err(problem),
         None => Ok(()),
@@ -53,7 +59,7 @@ pub fn idle_lines(source: &str) -> BTreeSet<u32> {
     let mut in_strings = BTreeSet::new();
     let mut idle = BTreeSet::new();
     if let Some(tree) = parse(source) {
-        strings(tree.root_node(), &mut in_strings, &mut idle);
+        strings(tree.root_node(), &mut in_strings, &mut idle, 0);
     }
     for (index, text) in source.lines().enumerate() {
         let line = index as u32 + 1;
@@ -66,7 +72,12 @@ pub fn idle_lines(source: &str) -> BTreeSet<u32> {
 }
 
 /// Lines inside multi-line strings (past their first), and those of docstrings.
-fn strings(node: Node, inside: &mut BTreeSet<u32>, docstring: &mut BTreeSet<u32>) {
+/// Nodes deeper than [`MAX_TREE_DEPTH`] are not looked at (`check` refuses such a
+/// program).
+fn strings(node: Node, inside: &mut BTreeSet<u32>, docstring: &mut BTreeSet<u32>, depth: usize) {
+    if depth == MAX_TREE_DEPTH {
+        return;
+    }
     if matches!(node.kind(), "string" | "concatenated_string") {
         let (first, last) = (line_of(node), node.end_position().row as u32 + 1);
         inside.extend(first + 1..=last);
@@ -85,17 +96,25 @@ fn strings(node: Node, inside: &mut BTreeSet<u32>, docstring: &mut BTreeSet<u32>
     }
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
-        strings(child, inside, docstring);
+        strings(child, inside, docstring, depth + 1);
     }
 }
 
-fn visit(node: Node, source: &str, problems: &mut Vec<SyntaxProblem>) {
+fn visit(node: Node, source: &str, problems: &mut Vec<SyntaxProblem>, depth: usize) {
+    if depth == MAX_TREE_DEPTH {
+        problems.push(SyntaxProblem {
+            kind: "SyntaxError",
+            message: format!("nested too deeply (more than {MAX_TREE_DEPTH} levels of syntax)"),
+            line: line_of(node),
+        });
+        return;
+    }
     if let Some(problem) = problem_at(node, source) {
         problems.push(problem);
     }
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
-        visit(child, source, problems);
+        visit(child, source, problems, depth + 1);
     }
 }
 
@@ -349,6 +368,19 @@ mod tests {
         ] {
             assert_eq!(check(source), Ok(()), "{source}");
         }
+    }
+
+    #[test]
+    fn deep_nesting_is_a_syntax_error_not_a_stack_overflow() {
+        let nested = |n: usize| format!("x = {}{}\n", "[".repeat(n), "]".repeat(n));
+        assert_eq!(check(&nested(200)), Ok(()), "Python compiles 200 levels");
+        let deep = nested(20_000);
+        assert!(
+            error(&deep).0.contains("nested too deeply"),
+            "{:?}",
+            error(&deep)
+        );
+        assert!(idle_lines(&deep).is_empty());
     }
 
     #[test]

@@ -372,3 +372,43 @@ fn a_program_python_would_not_compile_is_refused_at_launch_with_its_line() {
     client.finish();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn deeply_nested_input_is_refused_clearly_and_the_adapter_goes_on() {
+    // Each of these overflowed the adapter's stack (SIGABRT) before the parsers had a
+    // depth limit.
+    let dir = std::env::temp_dir().join(format!("neural-deep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let deep = dir.join("deep.py");
+    std::fs::write(&deep, format!("x = {}\n", nested(20_000))).unwrap();
+    let mut client = Client::stdio();
+    client.ok("initialize", json!({ "adapterID": "neural" }));
+    client.event("initialized");
+    let launch = |program: &Path, extra: Value| {
+        let mut args = json!({ "program": program.display().to_string(), "engine": "neural", "model": checkpoint() });
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            args[k] = v.clone();
+        }
+        args
+    };
+    let message = client.fails("launch", launch(&deep, json!({})));
+    assert!(message.contains("nested too deeply"), "{message}");
+    let program = PathBuf::from(program("nested.py"));
+    let call = format!("outer({})", nested(5_000));
+    let message = client.fails("launch", launch(&program, json!({ "call": call })));
+    assert!(message.contains("more than 200 deep"), "{message}");
+    // The same adapter still launches, and refuses a deep value for setVariable.
+    let started = client.send("launch", launch(&program, json!({ "call": "outer(2)" })));
+    client.ok("configurationDone", json!({}));
+    assert_eq!(client.response_to(started)["success"], json!(true));
+    client.event("stopped");
+    let message = client.fails(
+        "setVariable",
+        json!({ "variablesReference": 1, "name": "n", "value": nested(5_000) }),
+    );
+    assert!(message.contains("more than 200 deep"), "{message}");
+    assert_eq!(client.top(), ("outer".into(), 1));
+    client.finish();
+    std::fs::remove_dir_all(&dir).ok();
+}
