@@ -7,7 +7,7 @@
 pub fn executable_lines(source: &str) -> Vec<u32> {
     let mut out = Vec::new();
     let mut depth: i32 = 0; // open brackets carried over from earlier lines
-    let mut in_triple: Option<&str> = None;
+    let mut in_triple: Option<&[u8]> = None;
     let mut continued = false; // the previous line ended with a backslash
     let mut after_header = false; // the previous statement was a def/class header
     for (index, line) in source.lines().enumerate() {
@@ -42,28 +42,31 @@ pub fn executable_lines(source: &str) -> Vec<u32> {
     out
 }
 
-/// Track brackets and triple-quoted strings across one line.
-fn scan(line: &str, depth: &mut i32, in_triple: &mut Option<&'static str>) {
+/// Track brackets and triple-quoted strings across one line. It reads bytes, not
+/// chars: every delimiter is ASCII and UTF-8 never uses an ASCII byte inside a
+/// multi-byte character, so any byte offset is safe however names are spelt
+/// (`π = 3`), where slicing the `str` at them panicked.
+fn scan(line: &str, depth: &mut i32, in_triple: &mut Option<&'static [u8]>) {
     let bytes = line.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
+        let rest = &bytes[i..];
         if let Some(close) = *in_triple {
-            match line[i..].find(close) {
+            match rest.windows(close.len()).position(|w| w == close) {
                 Some(at) => {
-                    i += at + 3;
+                    i += at + close.len();
                     *in_triple = None;
                     continue;
                 }
                 None => return,
             }
         }
-        let rest = &line[i..];
-        if rest.starts_with("\"\"\"") || rest.starts_with("'''") {
-            *in_triple = Some(if rest.starts_with('"') {
-                "\"\"\""
-            } else {
-                "'''"
-            });
+        for quotes in [b"\"\"\"", b"'''"] {
+            if rest.starts_with(quotes) {
+                *in_triple = Some(quotes);
+            }
+        }
+        if in_triple.is_some() {
             i += 3;
             continue;
         }
@@ -101,6 +104,13 @@ mod tests {
             executable_lines(source),
             vec![1, 2, 4, 6, 7, 8, 9, 11, 13, 14, 16, 18]
         );
+    }
+
+    #[test]
+    fn unicode_names_and_strings_are_read_not_a_panic() {
+        let source =
+            "π = 3\nnom_é = ('ü',\n         \"日本\")\ns = '''ß\n'''\nprint(π, nom_é)  # ✓\n";
+        assert_eq!(executable_lines(source), vec![1, 2, 4, 6]);
     }
 
     #[test]

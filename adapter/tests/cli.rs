@@ -321,3 +321,15 @@ fn program_arguments_follow_a_double_dash() {
     assert!(transcript.contains("['-v', 'two words']"), "{transcript}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn unicode_names_work_at_the_terminal() {
+    // This panicked at start in lines.rs ("byte index 1 is not a char boundary").
+    let text = script(
+        "../protocol-tests/programs/unicode.py",
+        "b 3; c; p π; n; p τ",
+    );
+    assert!(text.contains("[breakpoint]\n-> τ = 2 * π\n"), "{text}");
+    assert_eq!(after(&text, "p π"), "3\n");
+    assert_eq!(after(&text, "p τ"), "6\n");
+}

@@ -594,6 +594,26 @@ fn breakpoints_on_blank_lines_move_and_past_the_end_are_unverified() {
 }
 
 #[test]
+fn unicode_names_take_breakpoints_and_show_their_values() {
+    // setBreakpoints panicked in lines.rs on `π = 3` and the adapter died.
+    let mut client = Client::stdio();
+    let stopped = client.start(&program("unicode.py"), &[3], no_entry());
+    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    assert_eq!(client.top(), ("<module>".into(), 3));
+    client.step("next").unwrap();
+    let globals = client.ok("scopes", json!({ "frameId": 1 }))["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["variablesReference"].as_i64().unwrap())
+        .flat_map(|r| client.children(r))
+        .map(|v| (v["name"].clone(), v["value"].clone()))
+        .collect::<Vec<_>>();
+    assert!(globals.contains(&(json!("τ"), json!("6"))), "{globals:?}");
+    client.finish();
+}
+
+#[test]
 fn malformed_framing_and_messages_are_survived() {
     let mut client = Client::stdio();
     client.send_raw(b"Content-Length: nope\r\n\r\n");
