@@ -5,7 +5,7 @@
 //! them with `seq`).
 
 use crate::cancel::Cancels;
-use crate::framing::{write_frame, FrameReader};
+use crate::framing::{write_frame, FrameError, FrameReader};
 use crate::handlers::{Connection, Flow};
 use crate::protocol::{Outbox, Request};
 use serde_json::Value;
@@ -37,6 +37,8 @@ where
         }
     });
 
+    let out = Outbox::new(out_tx);
+    let reader_out = out.clone();
     let reader_cancels = cancels.clone();
     let reader_task = tokio::spawn(async move {
         let mut frames = FrameReader::new(reader);
@@ -50,6 +52,18 @@ where
                 }
                 Ok(None) => break,
                 Err(e) if e.is_recoverable() => tracing::warn!("malformed message skipped: {e}"),
+                // No answer: the peer is not a DAP client (perhaps a web page's request).
+                Err(e @ FrameError::NotDap(_)) => {
+                    tracing::error!("closing the connection: {e}");
+                    break;
+                }
+                // A DAP client lost its framing: say why before closing.
+                Err(e @ FrameError::BadHeader(_)) => {
+                    tracing::error!("closing the connection: {e}");
+                    let why = format!("neural-dap: closing the connection: {e}\n");
+                    reader_out.output("stderr", &why);
+                    break;
+                }
                 Err(e) => {
                     tracing::warn!("input closed: {e}");
                     break;
@@ -58,7 +72,6 @@ where
         }
     });
 
-    let out = Outbox::new(out_tx);
     let mut connection = Connection::new(out.clone(), cancels);
     while let Some(message) = in_rx.recv().await {
         let request = match Request::parse(&message) {
@@ -121,10 +134,37 @@ pub async fn serve_tcp(port: u16) -> std::io::Result<()> {
     loop {
         let (stream, peer) = listener.accept().await?;
         tracing::info!(%peer, "connection");
+        configure(&stream);
         tokio::spawn(async move {
             let (read, write) = stream.into_split();
             serve(tokio::io::BufReader::new(read), write).await;
             tracing::info!(%peer, "connection closed");
         });
+    }
+}
+
+/// Each DAP message is one small write, answered before the next is sent: Nagle's
+/// algorithm would hold it back for an acknowledgement.
+fn configure(stream: &tokio::net::TcpStream) {
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::warn!("cannot set TCP_NODELAY ({e}); messages may be slow");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn accepted_sockets_send_without_delay() {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        let address = listener.local_addr().unwrap();
+        let client = tokio::spawn(tokio::net::TcpStream::connect(address));
+        let (stream, _) = listener.accept().await.unwrap();
+        configure(&stream);
+        assert!(stream.nodelay().unwrap());
+        client.await.unwrap().unwrap();
     }
 }

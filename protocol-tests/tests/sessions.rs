@@ -616,7 +616,6 @@ fn unicode_names_take_breakpoints_and_show_their_values() {
 #[test]
 fn malformed_framing_and_messages_are_survived() {
     let mut client = Client::stdio();
-    client.send_raw(b"Content-Length: nope\r\n\r\n");
     client.send_raw(b"Content-Length: 9\r\n\r\n{not json");
     client.send_raw(&frame(&json!([1, 2, 3])));
     client.send_raw(&frame(
@@ -642,8 +641,8 @@ fn malformed_framing_and_messages_are_survived() {
     );
 }
 
-#[test]
-fn two_tcp_sessions_run_at_once_and_independently() {
+/// A TCP server on a free port of 127.0.0.1, and its address.
+fn tcp_server() -> (std::process::Child, String) {
     let mut server = std::process::Command::new(protocol_tests::adapter_binary())
         .args(["--port", "0"])
         .stderr(std::process::Stdio::piped())
@@ -662,7 +661,82 @@ fn two_tcp_sessions_run_at_once_and_independently() {
         }
     };
     std::thread::spawn(move || for _ in lines {}); // keep draining its log
+    (server, address)
+}
 
+#[test]
+fn a_header_without_a_usable_length_closes_the_connection_with_a_reason() {
+    // Its body used to be read as header lines: every later request was lost while
+    // the adapter stayed alive and the editor hung.
+    let mut client = Client::stdio();
+    client.ok("initialize", json!({ "adapterID": "neural" }));
+    let body = json!({ "seq": 2, "type": "request", "command": "threads" }).to_string();
+    client.send_raw(format!("Content-Length: -5\r\n\r\n{body}").as_bytes());
+    client.send_raw(&frame(
+        &json!({ "seq": 3, "type": "request", "command": "threads" }),
+    ));
+    let said = client.event("output");
+    let said = said["body"]["output"].as_str().unwrap();
+    assert!(
+        said.contains("closing the connection: bad header: Content-Length \"-5\""),
+        "{said}"
+    );
+    while let Some(message) = client.next_message() {
+        assert_eq!(
+            message["type"], "event",
+            "nothing after the bad header is answered"
+        );
+    }
+    assert!(client.wait().success());
+}
+
+/// Connect, send `bytes`, end the input; everything the adapter sends back.
+fn raw_exchange(address: &str, bytes: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.write_all(bytes).unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut answer = Vec::new();
+    // A reset (the adapter closed with our bytes unread) is a close too.
+    let _ = stream.read_to_end(&mut answer);
+    answer
+}
+
+#[test]
+fn over_tcp_http_is_not_answered_and_bad_framing_closes_only_its_connection() {
+    let (mut server, address) = tcp_server();
+    let mut live = Client::tcp(&address);
+    live.start(&program("nested.py"), &[3], no_entry());
+    // What any web page can send to 127.0.0.1: a POST whose body is a launch that
+    // would run Python.
+    let launch = json!({ "seq": 1, "type": "request", "command": "launch",
+        "arguments": { "program": program("nested.py"), "engine": "trace", "call": "outer(1)" } })
+    .to_string();
+    let post = format!(
+        "POST / HTTP/1.1\r\nHost: {address}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{launch}",
+        launch.len()
+    );
+    assert_eq!(raw_exchange(&address, post.as_bytes()), b"");
+    let header = b"Content-Length: 2\r\nOrigin: http://example.com\r\n\r\n{}";
+    assert_eq!(raw_exchange(&address, header), b"");
+    let answer = raw_exchange(&address, b"Content-Length: -1\r\n\r\n");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.contains("bad header"), "{answer}");
+    // The live session goes on, and the server takes new ones.
+    live.step("continue").unwrap();
+    assert_eq!(local(&mut live, "x"), "1");
+    let mut fresh = Client::tcp(&address);
+    let caps = fresh.ok("initialize", json!({ "adapterID": "neural" }));
+    assert_eq!(caps["supportsStepBack"], true);
+    live.ok("disconnect", json!({}));
+    fresh.ok("disconnect", json!({}));
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn two_tcp_sessions_run_at_once_and_independently() {
+    let (mut server, address) = tcp_server();
     let mut a = Client::tcp(&address);
     let mut b = Client::tcp(&address);
     a.start(&program("nested.py"), &[3], no_entry());
