@@ -11,6 +11,9 @@ use serde_json::{json, Value};
 
 use super::Error;
 
+/// The most numbers (weights and rotary tables) a model may hold: 16 GiB of f32.
+const MAX_WEIGHTS: usize = 1 << 32;
+
 /// The hyper-parameters of a Llama-shaped decoder, named as in HF `config.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlamaConfig {
@@ -115,6 +118,32 @@ impl LlamaConfig {
             return bad(
                 "vocab_size, num_hidden_layers and intermediate_size must be positive".into(),
             );
+        }
+        // The model is allocated from these numbers before any weight is read, so a
+        // corrupt or hostile config.json (max_position_embeddings 10^12 asked for 256 TB
+        // of rotary tables) must fail here, not abort the process on allocation.
+        let limits = [
+            ("vocab_size", self.vocab_size, 1 << 20),
+            ("hidden_size", self.hidden_size, 1 << 16),
+            ("intermediate_size", self.intermediate_size, 1 << 18),
+            ("num_hidden_layers", self.num_hidden_layers, 1 << 10),
+            (
+                "max_position_embeddings",
+                self.max_position_embeddings,
+                1 << 20,
+            ),
+        ];
+        for (name, value, limit) in limits {
+            if value > limit {
+                return bad(format!("{name} {value} is over {limit}"));
+            }
+        }
+        let rope = 2 * self.max_position_embeddings * self.head_dim();
+        if self.num_parameters() + rope > MAX_WEIGHTS {
+            return bad(format!(
+                "the model would hold {} numbers, over {MAX_WEIGHTS}",
+                self.num_parameters() + rope
+            ));
         }
         Ok(())
     }
@@ -244,6 +273,37 @@ mod tests {
         assert_eq!(LlamaConfig::from_json(v5).unwrap().rope_theta, 500.0);
         let odd = LlamaConfig::new(10, 8, 16, 1, 2, 3);
         assert!(odd.validate().is_err());
+    }
+
+    #[test]
+    fn sizes_that_cannot_be_allocated_are_refused_before_allocating() {
+        let with = |key: &str, value: u64| {
+            let mut v: Value =
+                serde_json::from_str(&LlamaConfig::small_5m(4096).to_json()).unwrap();
+            v[key] = value.into();
+            LlamaConfig::from_json(&v.to_string())
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(with("max_position_embeddings", 1 << 20), Ok(()));
+        let refused = with("max_position_embeddings", 1_000_000_000_000).unwrap_err();
+        assert!(
+            refused.contains("max_position_embeddings 1000000000000 is over 1048576"),
+            "{refused}"
+        );
+        assert!(with("vocab_size", 1 << 40)
+            .unwrap_err()
+            .contains("vocab_size"));
+        assert!(with("num_hidden_layers", 1 << 40)
+            .unwrap_err()
+            .contains("num_hidden_layers"));
+        // Each size sane, the whole too big: 1,000 layers of 65,536 wide.
+        let big = LlamaConfig::new(1 << 16, 1 << 16, 1 << 16, 1000, 1 << 9, 1 << 9);
+        assert!(big
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("numbers, over"));
     }
 
     #[test]
