@@ -295,9 +295,19 @@ fn save<B: Backend>(
     Ok(())
 }
 
-/// Train as `config` says on `device`, resuming from `out/checkpoint` if it exists.
-pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Result<()> {
-    std::fs::create_dir_all(&config.out)?;
+/// A run's data as both trainers see it.
+pub(crate) struct Encoded {
+    pub tokenizer: Tokenizer,
+    pub examples: Vec<Example>,
+    /// At most `eval_episodes` validation examples (training ones if there are none).
+    pub valid: Vec<Example>,
+}
+
+/// Write the resolved config into `out`, then tokenise the episodes of the config's
+/// origins (training the run's tokenizer first if `out` has none).
+pub(crate) fn encode_run(config: &TrainConfig) -> Result<Encoded> {
+    std::fs::create_dir_all(&config.out)
+        .with_context(|| format!("cannot create {}", config.out.display()))?;
     std::fs::write(
         config.out.join("config.toml"),
         toml::to_string_pretty(config)?,
@@ -316,14 +326,29 @@ pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Re
     let mut valid_episodes = load_split(&config.dataset, "valid").unwrap_or_default();
     valid_episodes.retain(wanted);
     let tokenizer = tokenizer_for(config, &train_episodes)?;
+    let progress = crate::progress::spinner("encoding episodes");
     let examples = encode_all(&train_episodes, &tokenizer, config.max_len);
     let mut valid = encode_all(&valid_episodes, &tokenizer, config.max_len);
+    progress.finish_and_clear();
     if valid.is_empty() {
         eprintln!("the dataset has no validation split: scoring on training episodes");
         valid = examples.clone();
     }
     valid.truncate(config.eval_episodes);
-    drop((train_episodes, valid_episodes));
+    Ok(Encoded {
+        tokenizer,
+        examples,
+        valid,
+    })
+}
+
+/// Train as `config` says on `device`, resuming from `out/checkpoint` if it exists.
+pub fn train<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Result<()> {
+    let Encoded {
+        tokenizer,
+        examples,
+        valid,
+    } = encode_run(config)?;
     let train_tokens: usize = examples.iter().map(|e| e.ids.len()).sum();
     eprintln!(
         "{} training episodes ({} tokens, {} predicted outcomes), {} validation episodes",

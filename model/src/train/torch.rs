@@ -7,9 +7,8 @@
 //! redraws `loss.png` while it trains. The same folder serves `torchrun` for clusters.
 
 use super::batches::{epoch_plan, Example};
-use super::{encode_all, load_split, plot, tokenizer_for, TrainConfig, CHECKPOINT_DIR};
+use super::{encode_run, plot, Encoded, TrainConfig, CHECKPOINT_DIR};
 use crate::action::Action;
-use crate::data::Episode;
 use crate::net::LlamaConfig;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
@@ -116,34 +115,11 @@ fn write_split(folder: &Path, name: &str, examples: &[Example]) -> Result<serde_
 /// Lay out the run folder for the PyTorch trainer: `config.toml`, `tokenizer.json`,
 /// `train.py` and `encoded/` (the splits, the plan, the model's `config.json`).
 pub fn prepare(config: &TrainConfig) -> Result<()> {
-    std::fs::create_dir_all(&config.out)
-        .with_context(|| format!("cannot create {}", config.out.display()))?;
-    std::fs::write(
-        config.out.join("config.toml"),
-        toml::to_string_pretty(config)?,
-    )?;
-    let wanted = |e: &Episode| config.origins.is_empty() || config.origins.contains(&e.origin);
-    let mut train_episodes = load_split(&config.dataset, "train")?;
-    train_episodes.retain(wanted);
-    if train_episodes.is_empty() {
-        bail!(
-            "no training episodes of origins {:?} in {}",
-            config.origins,
-            config.dataset.display()
-        );
-    }
-    let mut valid_episodes = load_split(&config.dataset, "valid").unwrap_or_default();
-    valid_episodes.retain(wanted);
-    let tokenizer = tokenizer_for(config, &train_episodes)?;
-    let progress = crate::progress::spinner("encoding episodes for the PyTorch trainer");
-    let examples = encode_all(&train_episodes, &tokenizer, config.max_len);
-    let mut valid = encode_all(&valid_episodes, &tokenizer, config.max_len);
-    if valid.is_empty() {
-        valid = examples.clone();
-    }
-    valid.truncate(config.eval_episodes);
-    drop((train_episodes, valid_episodes));
-
+    let Encoded {
+        tokenizer,
+        examples,
+        valid,
+    } = encode_run(config)?;
     let folder = config.out.join("encoded");
     std::fs::create_dir_all(&folder)?;
     let index = json!({
@@ -157,7 +133,6 @@ pub fn prepare(config: &TrainConfig) -> Result<()> {
         .save(&folder.join("config.json"))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     std::fs::write(config.out.join("train.py"), TRAINER)?;
-    progress.finish_and_clear();
     eprintln!(
         "{} training episodes ({} tokens), {} validation episodes encoded in {}",
         examples.len(),
