@@ -118,7 +118,7 @@ def main():
             (init / "generation_config.json").unlink(missing_ok=True)
             shutil.copy(tokenizer, init / "tokenizer.json")
             (init / "state.json").write_text(json.dumps({"step": 0, "tokens_seen": 0, "seconds": 0.0}))
-            n_layers = sum(p.numel() for p in model.parameters())
+            n_params = sum(p.numel() for p in model.parameters())
             del model
         shutil.copytree(init, out / "checkpoint", dirs_exist_ok=True)
         print(f"training {args.steps} steps with {trainer} ...", file=sys.stderr, flush=True)
@@ -143,7 +143,7 @@ def main():
     flops = flops_per_token(base["model"], vocab, context, fraction)
 
     m = base["model"]
-    print(f"\nshape {args.shape}: {n_layers / 1e6:.1f}M parameters (d {m['hidden_size']}, "
+    print(f"\nshape {args.shape}: {n_params / 1e6:.1f}M parameters (d {m['hidden_size']}, "
           f"{m['layers']} layers, vocab {vocab}), {base['batch_tokens']} tokens a batch, "
           f"{args.steps} steps, {torch.get_num_threads()} threads, torch {torch.__version__}"
           + (", torch.compile" if args.compile else ""))

@@ -301,7 +301,7 @@ def train(args):
         step = state["step"]
         rows = plan[step]
         mine = rows[run.rank :: run.world]
-        padded = max(valid_len for valid_len in (int(train_split.lengths[r]) for r in rows))
+        padded = max(int(train_split.lengths[r]) for r in rows)  # the whole batch's row length
         tokens, mask = train_split.batch(mine or rows[:1])
         if not mine:  # more processes than rows: take part with nothing to score
             mask[:] = False
