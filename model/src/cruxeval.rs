@@ -16,9 +16,9 @@
 use crate::action::Action;
 use crate::entry::entry_state;
 use crate::infer::Predictor;
+use crate::net::Decoder;
 use crate::state::{Event, State};
 use crate::tree::Outcome;
-use burn::tensor::backend::Backend;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -91,8 +91,8 @@ fn return_lines(code: &str) -> Vec<u32> {
 }
 
 /// Output prediction for one sample by `method` (`step_return` or `breakpoint`).
-fn predict_output<B: Backend>(
-    predictor: &Predictor<B>,
+fn predict_output<M: Decoder>(
+    predictor: &Predictor<M>,
     sample: &Sample,
     method: &str,
 ) -> Result<String, String> {
@@ -130,7 +130,7 @@ fn predict_output<B: Backend>(
 }
 
 /// Input prediction: from `return output`, back to the call.
-fn predict_input<B: Backend>(predictor: &Predictor<B>, sample: &Sample) -> Result<String, String> {
+fn predict_input<M: Decoder>(predictor: &Predictor<M>, sample: &Sample) -> Result<String, String> {
     let def_line = sample
         .code
         .lines()
@@ -216,8 +216,8 @@ fn baseline(sample: &Sample, mode: &str) -> String {
 }
 
 /// Score every sample in `mode` (`output` or `input`).
-pub fn run<B: Backend>(
-    predictor: &Predictor<B>,
+pub fn run<M: Decoder>(
+    predictor: &Predictor<M>,
     samples: &[Sample],
     mode: &str,
     progress: &indicatif::ProgressBar,

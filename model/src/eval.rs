@@ -9,9 +9,9 @@ use crate::action::Action;
 use crate::data::{sample_episode, Episode, EpisodeOptions, Mixture};
 use crate::infer::{Footprints, Predictor};
 use crate::language::render_outcome;
+use crate::net::Decoder;
 use crate::state::{Event, State};
 use crate::tree::Outcome;
-use burn::tensor::backend::Backend;
 use rand::SeedableRng;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -158,8 +158,8 @@ pub struct Sample {
 /// every prediction goes to `record` as it is made. Predictions are the debugger's
 /// ([`Predictor::predict`]), or with `jumps` one decode per action, breakpoints
 /// included ([`Predictor::predict_one`], as the paper measures them).
-pub fn evaluate<B: Backend>(
-    predictor: &Predictor<B>,
+pub fn evaluate<M: Decoder>(
+    predictor: &Predictor<M>,
     episodes: &[Episode],
     limit: usize,
     jumps: bool,
@@ -230,8 +230,8 @@ pub fn evaluate<B: Backend>(
 
 /// Check that the decoding grammar admits the true outcome of every step of
 /// `episodes` (at most `limit`): how many were checked, and why each refusal happened.
-pub fn check_grammar<B: Backend>(
-    predictor: &Predictor<B>,
+pub fn check_grammar<M: Decoder>(
+    predictor: &Predictor<M>,
     episodes: &[Episode],
     limit: usize,
 ) -> (usize, Vec<String>) {

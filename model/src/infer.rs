@@ -12,7 +12,9 @@
 use crate::action::Action;
 use crate::grammar::{self, Body, BodySpec, Layout};
 use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
-use crate::net::{greedy, load_checkpoint, Allowed, KvCache, Llama, LlamaConfig};
+use crate::net::{
+    greedy, load_checkpoint, Allowed, CpuModel, DecodeCache, Decoder, Llama, LlamaConfig,
+};
 use crate::state::{Event, State};
 use crate::tokenizer::Tokenizer;
 use crate::tree::Outcome;
@@ -135,8 +137,8 @@ impl Footprints {
 }
 
 /// A loaded model, ready to predict for any program.
-pub struct Predictor<B: Backend> {
-    model: Llama<B>,
+pub struct Predictor<M: Decoder = CpuModel> {
+    model: M,
     pub config: LlamaConfig,
     tokenizer: Tokenizer,
     /// The text of each token id, and whether it is a special token.
@@ -302,10 +304,10 @@ impl ProgramText {
 }
 
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
-pub struct ProgramContext<B: Backend> {
+pub struct ProgramContext<M: Decoder = CpuModel> {
     /// How many idle lines of a long program the model reads without.
     pub lines_left_out: usize,
-    cache: KvCache<B>,
+    cache: M::Cache,
     prefix_len: usize,
     text: ProgramText,
     /// The state the cache ends with: a step from it continues the episode (as in
@@ -318,9 +320,27 @@ pub struct ProgramContext<B: Backend> {
     footprints: Footprints,
 }
 
-impl<B: Backend> Predictor<B> {
-    /// Load `dir/config.json`, `dir/model.safetensors` and `dir/tokenizer.json`.
-    pub fn load(dir: &Path, device: &B::Device) -> Result<Self, PredictError> {
+impl Predictor<CpuModel> {
+    /// Load `dir/config.json`, `dir/model.safetensors` and `dir/tokenizer.json` for the
+    /// CPU (the fast decode path unless `NEURAL_DECODER=burn`).
+    pub fn load(dir: &Path) -> Result<Self, PredictError> {
+        Self::load_with(dir, CpuModel::load)
+    }
+}
+
+impl<B: Backend> Predictor<Llama<B>> {
+    /// Load a checkpoint into the burn model on `device` (the CUDA path, the reference).
+    pub fn load_on(dir: &Path, device: &B::Device) -> Result<Self, PredictError> {
+        Self::load_with(dir, |dir| load_checkpoint::<B>(dir, device))
+    }
+}
+
+impl<M: Decoder> Predictor<M> {
+    /// Load the tokenizer of `dir` and its model with `load`.
+    pub fn load_with(
+        dir: &Path,
+        load: impl FnOnce(&Path) -> Result<(LlamaConfig, M), crate::net::Error>,
+    ) -> Result<Self, PredictError> {
         let missing = |reason: String| PredictError::Checkpoint {
             dir: dir.to_path_buf(),
             reason,
@@ -332,16 +352,11 @@ impl<B: Backend> Predictor<B> {
         }
         let tokenizer =
             Tokenizer::load(&dir.join("tokenizer.json")).map_err(|e| missing(e.to_string()))?;
-        let (config, model) =
-            load_checkpoint::<B>(dir, device).map_err(|e| missing(e.to_string()))?;
+        let (config, model) = load(dir).map_err(|e| missing(e.to_string()))?;
         Self::new(model, config, tokenizer)
     }
 
-    pub fn new(
-        model: Llama<B>,
-        config: LlamaConfig,
-        tokenizer: Tokenizer,
-    ) -> Result<Self, PredictError> {
+    pub fn new(model: M, config: LlamaConfig, tokenizer: Tokenizer) -> Result<Self, PredictError> {
         let mut special = IndexMap::new();
         for token in language::SPECIAL_TOKENS {
             let id = tokenizer.token_id(token).ok_or_else(|| {
@@ -394,7 +409,7 @@ impl<B: Backend> Predictor<B> {
         &self,
         source: &str,
         call: Option<&str>,
-    ) -> Result<ProgramContext<B>, PredictError> {
+    ) -> Result<ProgramContext<M>, PredictError> {
         // A long program is read without its idle lines (blank lines, comments,
         // docstring tails): past the positions it trained on, the model reads worse.
         let full = self.encode(&language::render_context(source, call))?;
@@ -415,7 +430,7 @@ impl<B: Backend> Predictor<B> {
                 max,
             });
         }
-        let mut cache = KvCache::new();
+        let mut cache = self.model.new_cache();
         self.model.extend(&prompt, &mut cache)?;
         let lines: Vec<String> = source.lines().map(|l| l.trim_end().to_string()).collect();
         let layout = Layout::of(source);
@@ -455,7 +470,7 @@ impl<B: Backend> Predictor<B> {
     /// decode, a jump for a breakpoint (as the paper measures them).
     pub fn predict_one(
         &self,
-        context: &mut ProgramContext<B>,
+        context: &mut ProgramContext<M>,
         current: &State,
         action: &Action,
     ) -> Result<Prediction, PredictError> {
@@ -561,7 +576,7 @@ impl<B: Backend> Predictor<B> {
     /// action is one prediction ([`Predictor::predict_one`]).
     pub fn predict(
         &self,
-        context: &mut ProgramContext<B>,
+        context: &mut ProgramContext<M>,
         current: &State,
         action: &Action,
     ) -> Result<Prediction, PredictError> {
@@ -627,7 +642,7 @@ impl<B: Backend> Predictor<B> {
     /// far as the debugger would know it.
     pub fn grammar_admits(
         &self,
-        context: &ProgramContext<B>,
+        context: &ProgramContext<M>,
         current: &State,
         footprints: &Footprints,
         action: &Action,
@@ -654,7 +669,7 @@ impl<B: Backend> Predictor<B> {
     /// happened (evaluation, and verify mode): the next step then reads the truth.
     pub fn observe(
         &self,
-        context: &mut ProgramContext<B>,
+        context: &mut ProgramContext<M>,
         truth: &Outcome,
     ) -> Result<(), PredictError> {
         context.tail = None;
@@ -729,8 +744,8 @@ impl<B: Backend> Predictor<B> {
 }
 
 /// What the trace language lets come next, token by token.
-struct Grammar<'a, B: Backend> {
-    predictor: &'a Predictor<B>,
+struct Grammar<'a, M: Decoder> {
+    predictor: &'a Predictor<M>,
     program: &'a ProgramText,
     prev: &'a State,
     /// The state one forward step before `prev`, where known.
@@ -753,9 +768,9 @@ struct Grammar<'a, B: Backend> {
     printed: std::cell::OnceCell<Option<crate::printed::Printed>>,
 }
 
-impl<'a, B: Backend> Grammar<'a, B> {
+impl<'a, M: Decoder> Grammar<'a, M> {
     fn new(
-        predictor: &'a Predictor<B>,
+        predictor: &'a Predictor<M>,
         program: &'a ProgramText,
         prev: &'a State,
         footprints: &'a Footprints,
@@ -1749,7 +1764,7 @@ else:
 
     /// Every token the grammar offers after `prefix`, `depth` tokens deep, leaves
     /// something to write next (or ends the state).
-    fn assert_no_dead_end<B: Backend>(grammar: &Grammar<B>, prefix: &mut Vec<u32>, depth: usize) {
+    fn assert_no_dead_end<M: Decoder>(grammar: &Grammar<M>, prefix: &mut Vec<u32>, depth: usize) {
         let Allowed::Only(ids) = grammar.allowed(prefix) else {
             return;
         };
@@ -1774,7 +1789,7 @@ else:
     #[test]
     fn a_long_program_is_read_without_its_idle_lines() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
-        let predictor = Predictor::<crate::net::Cpu>::load(&dir, &Default::default()).unwrap();
+        let predictor = Predictor::load(&dir).unwrap();
         let short = "def f(n):\n    # twice\n    return 2 * n\n\nprint(f(2))\n";
         assert_eq!(predictor.prepare(short, None).unwrap().lines_left_out, 0);
         let notes = "# a note on what follows, long enough to take some tokens\n".repeat(40);
@@ -1794,7 +1809,7 @@ else:
         // (line 1 starts the module's frame, but never at depth 1) and then no
         // function name could follow.
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
-        let predictor = Predictor::<crate::net::Cpu>::load(&dir, &Default::default()).unwrap();
+        let predictor = Predictor::load(&dir).unwrap();
         let source = "# sums\ndef f(n):\n    return n\n\nx = f(2)\nprint(x)\n";
         let context = predictor.prepare(source, None).unwrap();
         let state = State {
@@ -1820,7 +1835,7 @@ else:
         // Found in evaluation: a first token that opened the stdout string with text
         // in it was offered unchecked, and nothing could follow it.
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
-        let predictor = Predictor::<crate::net::Cpu>::load(&dir, &Default::default()).unwrap();
+        let predictor = Predictor::load(&dir).unwrap();
         let source = "x = 3\nprint('no', x)\ny = 1\n";
         let context = predictor.prepare(source, None).unwrap();
         let state = State {
@@ -1858,7 +1873,7 @@ else:
         // The session asks where the next breakpoint lands before each Step Over: that
         // jump must not make the grammar forget how the program came to this line.
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
-        let predictor = Predictor::<crate::net::Cpu>::load(&dir, &Default::default()).unwrap();
+        let predictor = Predictor::load(&dir).unwrap();
         let source = "x = 0\nfor c in 'ab':\n    x += 1\nprint(x)\n";
         let mut context = predictor.prepare(source, None).unwrap();
         let at = |line: u32, code: &str, x: &str| State {

@@ -112,15 +112,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Speed on this machine: prefill, ms per predicted state (p50, p95), tokens per
-    /// second and peak memory, for a checkpoint and for random ~5M and ~20M models.
+    /// Speed on this machine: prefill, ms per predicted state (p50, p95), ms per token
+    /// beside this machine's measured limit, and peak memory, on the fast CPU decode path
+    /// and on the burn model, for a checkpoint and for random ~5M and ~20M models.
     #[cfg(feature = "neural")]
     Bench {
         /// Checkpoint directory (default: the shipped model).
         #[arg(long)]
         model: Option<PathBuf>,
-        /// Steps timed per model.
-        #[arg(long, default_value_t = 20)]
+        /// Steps timed per model (the context grows by 48 tokens a step).
+        #[arg(long, default_value_t = 15)]
         steps: usize,
         /// Tokens decoded per state.
         #[arg(long, default_value_t = 40)]
@@ -265,8 +266,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 ));
             }
             let dir = model.unwrap_or_else(default_model_dir);
-            let predictor = Predictor::<neural_model::net::Cpu>::load(&dir, &Default::default())
-                .map_err(|e| e.to_string())?;
+            let predictor = Predictor::load(&dir).map_err(|e| e.to_string())?;
             let started = std::time::Instant::now();
             let mut context = predictor
                 .prepare(&trace.program.source, trace.program.call.as_deref())
@@ -430,10 +430,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 prefix_tokens,
                 ..Default::default()
             };
-            let table = net::bench::<net::Cpu>(
+            let limits = net::MachineLimits::measure();
+            let table = net::bench(
                 &net::BenchModel::with_presets(Some(dir)),
                 options,
-                &Default::default(),
+                Some(limits),
             )
             .map_err(|e| e.to_string())?;
             println!("{table}");
@@ -493,11 +494,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
 }
 
 #[cfg(feature = "neural")]
-fn load_predictor(
-    model: Option<PathBuf>,
-) -> Result<neural_model::infer::Predictor<neural_model::net::Cpu>, String> {
+fn load_predictor(model: Option<PathBuf>) -> Result<neural_model::infer::Predictor, String> {
     let dir = model.unwrap_or_else(neural_model::infer::default_model_dir);
-    neural_model::infer::Predictor::load(&dir, &Default::default()).map_err(|e| e.to_string())
+    neural_model::infer::Predictor::load(&dir).map_err(|e| e.to_string())
 }
 
 #[cfg(feature = "neural")]

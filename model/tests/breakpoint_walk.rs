@@ -5,14 +5,13 @@
 //! on the small test model (whatever it predicts, both must agree).
 
 use neural_model::infer::{Predictor, BREAKPOINT_WALK};
-use neural_model::net::Cpu;
 use neural_model::{Action, Event, Outcome};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 /// The walk as the debugger should make it, from single predictions.
 fn walk_by_hand(
-    predictor: &Predictor<Cpu>,
+    predictor: &Predictor,
     source: &str,
     start: &neural_model::State,
     lines: &BTreeSet<u32>,
@@ -67,7 +66,7 @@ fn walk_by_hand(
 #[test]
 fn a_breakpoint_is_walked_to_and_keeps_what_was_printed_on_the_way() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let predictor = Predictor::<Cpu>::load(&root.join("weights/test"), &Default::default())
+    let predictor = Predictor::load(&root.join("weights/test"))
         .expect("the test model ships with the repository");
     // A program the test model knows: line 13 prints, line 15 is two steps on.
     let path = root.join("../protocol-tests/node/programs/calls.py");

@@ -4,7 +4,6 @@
 //! (The grammar only needs a tokenizer; the small test model supplies one.)
 
 use neural_model::infer::{Footprints, Predictor};
-use neural_model::net::Cpu;
 use neural_model::{trace, Action, Limits, Program};
 use std::path::PathBuf;
 
@@ -13,7 +12,7 @@ const STATES_PER_PROGRAM: usize = 40;
 #[test]
 fn the_grammar_admits_every_true_outcome() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let predictor = Predictor::<Cpu>::load(&root.join("weights/test"), &Default::default())
+    let predictor = Predictor::load(&root.join("weights/test"))
         .expect("the test model ships with the repository");
     let limits = Limits {
         max_events: 300,
@@ -82,7 +81,7 @@ fn the_grammar_admits_every_true_outcome() {
 #[test]
 fn a_return_of_a_local_carries_that_locals_value() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let predictor = Predictor::<Cpu>::load(&root.join("weights/test"), &Default::default())
+    let predictor = Predictor::load(&root.join("weights/test"))
         .expect("the test model ships with the repository");
     let program = Program::load(
         &root.join("tests/programs/loop_break_continue.py"),
@@ -126,8 +125,8 @@ fn a_return_of_a_local_carries_that_locals_value() {
 
 /// A traced program and what the grammar says of edited outcomes of its steps.
 struct Traced {
-    predictor: Predictor<Cpu>,
-    context: neural_model::infer::ProgramContext<Cpu>,
+    predictor: Predictor,
+    context: neural_model::infer::ProgramContext,
     states: Vec<neural_model::State>,
     run: neural_model::Trace,
 }
@@ -135,7 +134,7 @@ struct Traced {
 impl Traced {
     fn new(name: &str, source: &str, call: &str) -> Self {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let predictor = Predictor::<Cpu>::load(&root.join("weights/test"), &Default::default())
+        let predictor = Predictor::load(&root.join("weights/test"))
             .expect("the test model ships with the repository");
         let path = std::env::temp_dir().join(format!("{name}-{}.py", std::process::id()));
         std::fs::write(&path, source).unwrap();

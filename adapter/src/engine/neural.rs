@@ -11,13 +11,10 @@
 use super::trace::TraceEngine;
 use super::{Engine, EngineError, Position, Prediction};
 use neural_model::infer::{PredictError, Predictor, ProgramContext};
-use neural_model::net::Cpu;
 use neural_model::{Action, Limits, Outcome, Program, State};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
-
-type Backend = Cpu;
 
 pub struct NeuralEngine {
     model: Mutex<Model>,
@@ -28,8 +25,8 @@ pub struct NeuralEngine {
 
 /// The model and what it has said in this session.
 struct Model {
-    predictor: Predictor<Backend>,
-    context: ProgramContext<Backend>,
+    predictor: Predictor,
+    context: ProgramContext,
     /// Every predicted state gets a fresh key (the session keeps its history by key).
     next_key: u64,
     /// Verify mode: the referee's position for each key.
@@ -53,8 +50,7 @@ impl NeuralEngine {
         })?;
         let entry = neural_model::entry::entry_state(&program.source, program.call.as_deref())
             .map_err(|e| format!("the neural engine cannot start this program: {e}"))?;
-        let predictor =
-            Predictor::<Backend>::load(dir, &Default::default()).map_err(|e| e.to_string())?;
+        let predictor = Predictor::load(dir).map_err(|e| e.to_string())?;
         let context = predictor
             .prepare(&program.source, program.call.as_deref())
             .map_err(|e| e.to_string())?;
@@ -91,8 +87,8 @@ impl NeuralEngine {
         from: &Position,
         action: &Action,
         predict: impl FnOnce(
-            &Predictor<Backend>,
-            &mut ProgramContext<Backend>,
+            &Predictor,
+            &mut ProgramContext,
             &State,
         ) -> Result<neural_model::infer::Prediction, PredictError>,
     ) -> Result<Prediction, EngineError> {

@@ -5,8 +5,8 @@
 
 use super::{closing_paren, grammar, immutable, literal_or_shown, shown_value, value_of, Grammar};
 use crate::net::Allowed;
+use crate::net::Decoder;
 use crate::Event;
-use burn::tensor::backend::Backend;
 use std::collections::BTreeSet;
 
 /// What a step from a `for` line or a plain assignment binds: per name, the values it
@@ -36,7 +36,7 @@ pub(super) struct Binding {
     pub(super) must_write: bool,
 }
 
-impl<B: Backend> Grammar<'_, B> {
+impl<M: Decoder> Grammar<'_, M> {
     /// Of `allowed`, the tokens that do not end a bound name's key and begin its
     /// value (`":"-`) other than toward one of the values it can take.
     pub(super) fn values_begun_right(

@@ -6,12 +6,13 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::backend::AutodiffBackend;
 
-use super::cache::KvCache;
 use super::checkpoint::load_checkpoint;
 use super::config::LlamaConfig;
+use super::decode::{DecodeCache, Decoder};
 use super::decoder::Llama;
+use super::fast::{kernels, FastLlama, WeightFormat};
 use super::generate::{greedy, Allowed};
 use super::train_step::{TrainBatch, Trainer, TrainerConfig};
 use super::Error;
@@ -73,11 +74,18 @@ impl Default for BenchOptions {
     }
 }
 
-/// One model's timings.
+/// One model's timings on one decoder.
 #[derive(Debug, Clone)]
 pub struct BenchRow {
     pub name: String,
+    /// `int8` or `bf16` (the fast CPU path, by its weights) or `burn` (the reference).
+    pub decoder: &'static str,
     pub parameters: usize,
+    /// Weight bytes one decoded token reads, and its multiply-adds times two.
+    pub bytes_per_token: usize,
+    pub flops_per_token: usize,
+    /// The rate this machine reads a buffer of `bytes_per_token`, again and again.
+    pub weights_gb_s: f64,
     pub prefill_ms: f64,
     /// One step: read the action, decode the state.
     pub step_ms_p50: f64,
@@ -95,49 +103,125 @@ pub struct BenchRow {
     pub peak_rss_mib: Option<f64>,
 }
 
+/// What this machine can do, measured: the bound on a decoded token's time.
+#[derive(Debug, Clone, Copy)]
+pub struct MachineLimits {
+    /// Reading memory far larger than the caches, one thread.
+    pub memory_gb_s: f64,
+    /// The decode kernel on weights that sit in the cache, one thread.
+    pub kernel_gflop_s: f64,
+}
+
+impl MachineLimits {
+    /// Measures both (about a second).
+    pub fn measure() -> Self {
+        let memory_gb_s = read_rate(256 << 20);
+        // Compute: one token through a 256 x 512 bf16 matrix (256 KiB), many times.
+        let (rows, cols, reps) = (256, 512, 4000);
+        let w = vec![kernels::to_bf16(0.5); rows * cols];
+        let x = vec![1.0f32; cols];
+        let mut out = vec![0.0f32; rows];
+        let start = Instant::now();
+        for _ in 0..reps {
+            kernels::matmul(&w, rows, cols, std::hint::black_box(&x), 1, &mut out);
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        std::hint::black_box(&out);
+        let kernel_gflop_s = (2 * rows * cols * reps) as f64 / seconds / 1e9;
+        Self {
+            memory_gb_s,
+            kernel_gflop_s,
+        }
+    }
+
+    /// The least time a token can take: its weights read (at the rate this machine
+    /// reads a buffer of their size over and over, as decoding does: from the caches
+    /// where they fit), or its arithmetic at the kernel's in-cache rate, whichever is
+    /// longer.
+    pub fn token_ms(&self, row: &BenchRow) -> f64 {
+        let memory = row.bytes_per_token as f64 / (row.weights_gb_s * 1e9);
+        let compute = row.flops_per_token as f64 / (self.kernel_gflop_s * 1e9);
+        memory.max(compute) * 1e3
+    }
+}
+
+/// GB/s at which one thread reads a buffer of `bytes`, again and again (best of a few
+/// passes, at least 256 MiB read in all).
+fn read_rate(bytes: usize) -> f64 {
+    let data = vec![1u64; (bytes / 8).max(1)];
+    let passes = ((256usize << 20) / bytes.max(1)).clamp(3, 10_000);
+    let mut best = f64::INFINITY;
+    for _ in 0..passes {
+        let start = Instant::now();
+        let sum: u64 = std::hint::black_box(&data)
+            .iter()
+            .copied()
+            .fold(0, u64::wrapping_add);
+        std::hint::black_box(sum);
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    (data.len() * 8) as f64 / best / 1e9
+}
+
 /// The bench's result, printable as a Markdown table.
 #[derive(Debug, Clone)]
 pub struct BenchTable {
     pub machine: String,
-    pub backend: String,
     pub options: BenchOptions,
+    pub limits: Option<MachineLimits>,
     pub rows: Vec<BenchRow>,
 }
 
-/// Times each model on `device`; the models are timed one after the other in this
-/// process, so the peak memory column only grows.
-pub fn bench<B: Backend>(
+/// Times each model on the CPU, on the fast decode path and on the burn model; the
+/// models are timed one after the other in this process, so the peak memory column
+/// only grows.
+pub fn bench(
     models: &[BenchModel],
     options: BenchOptions,
-    device: &B::Device,
+    limits: Option<MachineLimits>,
 ) -> Result<BenchTable, Error> {
+    let device = Default::default();
     let mut rows = Vec::new();
     for model in models {
         let (name, config, llama) = match model {
             BenchModel::Checkpoint(dir) => {
-                let (config, llama) = load_checkpoint::<B>(dir, device)?;
+                let (config, llama) = load_checkpoint::<super::Cpu>(dir, &device)?;
                 (dir.display().to_string(), config, llama)
             }
             BenchModel::Random { name, config } => (
                 name.clone(),
                 config.clone(),
-                Llama::<B>::init(config, device)?,
+                Llama::<super::Cpu>::init(config, &device)?,
             ),
         };
-        rows.push(bench_one(&name, &config, &llama, options)?);
+        for format in [WeightFormat::Int8, WeightFormat::Bf16] {
+            let fast = FastLlama::from_burn(&llama, &config, format)?;
+            let bytes = format.bytes_per_weight();
+            rows.push(bench_one(
+                &name,
+                format.name(),
+                &config,
+                &fast,
+                bytes,
+                options,
+            )?);
+        }
+        rows.push(bench_one(&name, "burn", &config, &llama, 4, options)?);
     }
     Ok(BenchTable {
         machine: machine_name(),
-        backend: std::any::type_name::<B>().to_string(),
         options,
+        limits,
         rows,
     })
 }
 
-fn bench_one<B: Backend>(
+fn bench_one<M: Decoder>(
     name: &str,
+    decoder: &'static str,
     config: &LlamaConfig,
-    model: &Llama<B>,
+    model: &M,
+    bytes_per_weight: usize,
     o: BenchOptions,
 ) -> Result<BenchRow, Error> {
     let needed = o.prefix_tokens + o.steps * (o.action_tokens + o.state_tokens);
@@ -155,10 +239,10 @@ fn bench_one<B: Backend>(
     };
 
     // Warm-up: the first calls allocate and start threads.
-    let mut warm = KvCache::new();
+    let mut warm = model.new_cache();
     greedy(model, &mut warm, &ids(16, 0), 4, &[], |_| Allowed::Any)?;
 
-    let mut cache = KvCache::new();
+    let mut cache = model.new_cache();
     let start = Instant::now();
     model.extend(&ids(o.prefix_tokens, 1), &mut cache)?;
     let prefill_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -192,15 +276,31 @@ fn bench_one<B: Backend>(
         decoded += out.tokens.len();
         decoding_s += elapsed;
         // Read the last decoded token too, as the next step would.
-        model.decode_step(*out.tokens.last().expect("state_tokens > 0"), &mut cache)?;
+        model.extend(&[*out.tokens.last().expect("state_tokens > 0")], &mut cache)?;
     }
     let cpu_ms_per_token = match (cpu_start, process_cpu_ns()) {
         (Some(a), Some(b)) if decoded > 0 => Some((b - a) as f64 / 1e6 / decoded as f64),
         _ => None,
     };
+    // Every matrix is read once per token; of the embedding, one row.
+    let d = config.hidden_size;
+    let matrices = config.num_parameters() - config.vocab_size * d
+        + if config.tie_word_embeddings {
+            config.vocab_size * d
+        } else {
+            0
+        }
+        - (2 * config.num_hidden_layers + 1) * d;
+    let heads_dim = config.num_attention_heads * config.head_dim();
+    let mean_context = o.prefix_tokens + o.steps * (o.action_tokens + o.state_tokens) / 2;
     Ok(BenchRow {
         name: name.to_string(),
+        decoder,
         parameters: config.num_parameters(),
+        bytes_per_token: matrices * bytes_per_weight + d * 4,
+        weights_gb_s: read_rate(matrices * bytes_per_weight),
+        // Attention: a score and a weighted value per head dimension and position.
+        flops_per_token: 2 * matrices + 4 * config.num_hidden_layers * heads_dim * mean_context,
         prefill_ms,
         step_ms_p50: percentile(&mut step_ms, 0.50),
         step_ms_p95: percentile(&mut step_ms, 0.95),
@@ -314,7 +414,14 @@ impl fmt::Display for BenchTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let o = &self.options;
         writeln!(f, "machine: {}", self.machine)?;
-        writeln!(f, "backend: {}", self.backend)?;
+        if let Some(l) = &self.limits {
+            writeln!(
+                f,
+                "measured here, one thread: memory {:.1} GB/s, the decode kernel {:.1} GFLOP/s on weights in cache; \
+                 limit = max(weight bytes / the rate a buffer of their size is read, FLOPs / the kernel's rate)",
+                l.memory_gb_s, l.kernel_gflop_s
+            )?;
+        }
         writeln!(
             f,
             "session: prefix {} tokens, then {} steps of {} action tokens + {} decoded state tokens",
@@ -323,9 +430,9 @@ impl fmt::Display for BenchTable {
         writeln!(f)?;
         writeln!(
             f,
-            "| model | params | prefill ms | step ms p50 | step ms p95 | ms/token p50 | ms/token p95 | tokens/s | CPU ms/token | final context | peak RSS MiB |"
+            "| model | decoder | params | prefill ms | step ms p50 | step ms p95 | ms/token p50 | ms/token p95 | limit ms/token | tokens/s | CPU ms/token | final context | peak RSS MiB |"
         )?;
-        writeln!(f, "|---|---|---|---|---|---|---|---|---|---|---|")?;
+        writeln!(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")?;
         for r in &self.rows {
             let rss = r
                 .peak_rss_mib
@@ -333,16 +440,21 @@ impl fmt::Display for BenchTable {
             let cpu = r
                 .cpu_ms_per_token
                 .map_or("n/a".to_string(), |m| format!("{m:.2}"));
+            let limit = self
+                .limits
+                .map_or("n/a".to_string(), |l| format!("{:.3}", l.token_ms(r)));
             writeln!(
                 f,
-                "| {} | {:.1}M | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0} | {} | {} | {} |",
+                "| {} | {} | {:.1}M | {:.1} | {:.1} | {:.1} | {:.3} | {:.3} | {} | {:.0} | {} | {} | {} |",
                 r.name,
+                r.decoder,
                 r.parameters as f64 / 1e6,
                 r.prefill_ms,
                 r.step_ms_p50,
                 r.step_ms_p95,
                 r.token_ms_p50,
                 r.token_ms_p95,
+                limit,
                 r.tokens_per_s,
                 cpu,
                 r.final_context,
@@ -378,10 +490,15 @@ mod tests {
             state_tokens: 3,
             steps: 2,
         };
-        let table = bench::<super::super::Cpu>(&models, options, &Default::default()).unwrap();
-        let row = &table.rows[0];
-        assert_eq!(row.final_context, 10 + 2 * (2 + 3));
-        assert!(row.token_ms_p50 > 0.0 && row.tokens_per_s > 0.0);
-        assert!(table.to_string().contains("| tiny |"));
+        let table = bench(&models, options, None).unwrap();
+        assert_eq!(table.rows.len(), 3);
+        for row in &table.rows {
+            assert_eq!(row.final_context, 10 + 2 * (2 + 3));
+            assert!(row.token_ms_p50 > 0.0 && row.tokens_per_s > 0.0);
+        }
+        let text = table.to_string();
+        for decoder in ["int8", "bf16", "burn"] {
+            assert!(text.contains(&format!("| tiny | {decoder} |")), "{text}");
+        }
     }
 }

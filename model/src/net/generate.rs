@@ -1,9 +1,6 @@
 //! Greedy decoding, optionally constrained, with each chosen token's log-probability.
 
-use burn::tensor::backend::Backend;
-
-use super::cache::KvCache;
-use super::decoder::Llama;
+use super::decode::Decoder;
 use super::Error;
 
 /// Which tokens a constraint lets come next.
@@ -54,9 +51,9 @@ impl Decoded {
 /// On return the cache holds the prompt and every generated token except the last, so
 /// `cache.len()` is the position of the last generated token; truncate the cache to
 /// go back to any earlier position.
-pub fn greedy<B: Backend>(
-    model: &Llama<B>,
-    cache: &mut KvCache<B>,
+pub fn greedy<M: Decoder>(
+    model: &M,
+    cache: &mut M::Cache,
     prompt: &[u32],
     max_new: usize,
     stop: &[u32],
@@ -79,7 +76,7 @@ pub fn greedy<B: Backend>(
             stopped: false,
         });
     }
-    run.next = to_vec(model.extend(prompt, run.cache)?)?;
+    run.next = model.extend(prompt, run.cache)?;
     let stopped = loop {
         let allowed = constraint(&run.tokens);
         match &allowed {
@@ -134,9 +131,9 @@ fn chosen_among(logits: &[f32], allowed: &Allowed, token: u32) -> f32 {
 
 /// The state of one greedy decode: `tokens[..read]` are in the cache, `next` is the
 /// distribution for `tokens[read]`, and `logprobs` scores a prefix of `tokens`.
-struct Run<'a, B: Backend> {
-    model: &'a Llama<B>,
-    cache: &'a mut KvCache<B>,
+struct Run<'a, M: Decoder> {
+    model: &'a M,
+    cache: &'a mut M::Cache,
     tokens: Vec<u32>,
     logprobs: Vec<f32>,
     choices: Vec<f32>,
@@ -144,7 +141,7 @@ struct Run<'a, B: Backend> {
     next: Vec<f32>,
 }
 
-impl<B: Backend> Run<'_, B> {
+impl<M: Decoder> Run<'_, M> {
     /// Reads `tokens[read..upto]` in one call, scoring each from the logits before it.
     fn read_up_to(&mut self, upto: usize) -> Result<(), Error> {
         if upto <= self.read {
@@ -154,8 +151,8 @@ impl<B: Backend> Run<'_, B> {
         if self.logprobs.len() == self.read {
             self.logprobs.push(score(&self.next, pending[0]));
         }
-        let rows = to_vec(self.model.extend_all(pending, self.cache)?)?;
-        let vocab = self.model.vocab_size;
+        let rows = self.model.extend_all(pending, self.cache)?;
+        let vocab = self.model.vocab_size();
         for (j, row) in rows.chunks_exact(vocab).enumerate() {
             let index = self.read + j + 1;
             if index < upto {
@@ -167,12 +164,6 @@ impl<B: Backend> Run<'_, B> {
         self.read = upto;
         Ok(())
     }
-}
-
-fn to_vec<B: Backend, const D: usize>(t: burn::tensor::Tensor<B, D>) -> Result<Vec<f32>, Error> {
-    t.into_data()
-        .into_vec()
-        .map_err(|e| Error::Config(format!("reading logits: {e:?}")))
 }
 
 /// The log-softmax of `token` under `logits`.

@@ -4,7 +4,8 @@
 //! Read in this order: [`config`] (the shape), [`attention`] (rotary embeddings and
 //! grouped-query attention), [`block`] (RMSNorm, SwiGLU, the residual block), [`cache`]
 //! (keys and values kept between calls), [`decoder`] (the whole model), [`generate`]
-//! (greedy decoding with an optional constraint), [`checkpoint`] (`model.safetensors`),
+//! (greedy decoding with an optional constraint), [`decode`] (what decoding needs of a
+//! model), [`fast`] (the CPU decode path), [`checkpoint`] (`model.safetensors`),
 //! [`train_step`] (one optimiser step), [`bench`] (speed on this machine).
 //!
 //! The backend is a type parameter everywhere; only the program's edge picks one of the
@@ -16,17 +17,21 @@ pub mod block;
 pub mod cache;
 pub mod checkpoint;
 pub mod config;
+pub mod decode;
 pub mod decoder;
+pub mod fast;
 pub mod generate;
 pub mod train_step;
 
 use std::path::{Path, PathBuf};
 
-pub use bench::{bench, BenchModel, BenchOptions, BenchRow, BenchTable};
+pub use bench::{bench, BenchModel, BenchOptions, BenchRow, BenchTable, MachineLimits};
 pub use cache::KvCache;
 pub use checkpoint::{load_checkpoint, save_checkpoint, SaveDtype};
 pub use config::LlamaConfig;
+pub use decode::{CpuCache, CpuModel, DecodeCache, Decoder};
 pub use decoder::Llama;
+pub use fast::{FastLlama, WeightFormat};
 pub use generate::{greedy, Allowed, Decoded};
 pub use train_step::{StepStats, TrainBatch, Trainer, TrainerConfig};
 

@@ -1,0 +1,613 @@
+//! The CPU decode path: the whole network for a token (or the few tokens a step reads
+//! at once) in plain loops over weights packed once at load, with no tensor library
+//! in between.
+//!
+//! burn's CPU backend spends a decode step dispatching and allocating dozens of small
+//! tensor operations; the arithmetic itself is a few million multiply-adds. Here each
+//! layer is four matrix products ([`kernels::matmul`], bf16 weights, f32 sums) and
+//! fused loops for RMSNorm, RoPE, attention over the preallocated key/value cache and
+//! SwiGLU. The burn model ([`super::Llama`]) stays the reference: the two agree on
+//! logits (`tests` below) and on greedy decodes.
+
+pub mod kernels;
+
+use std::path::Path;
+
+use burn::tensor::backend::Backend;
+
+use super::config::LlamaConfig;
+use super::decode::{DecodeCache, Decoder};
+use super::decoder::Llama;
+use super::Error;
+use kernels::{matmul, matmul_i8, quantize_rows, to_bf16, Bf16};
+
+/// How the weight matrices are stored (norms and the embedding table stay f32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeightFormat {
+    /// Rounded to bf16: 2 bytes a weight.
+    Bf16,
+    /// Quantised to int8 with an f32 scale per row: 1 byte a weight.
+    Int8,
+}
+
+impl WeightFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            WeightFormat::Bf16 => "bf16",
+            WeightFormat::Int8 => "int8",
+        }
+    }
+
+    pub fn bytes_per_weight(self) -> usize {
+        match self {
+            WeightFormat::Bf16 => 2,
+            WeightFormat::Int8 => 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Packed {
+    Bf16(Vec<Bf16>),
+    Int8 { q: Vec<i8>, scales: Vec<f32> },
+}
+
+/// A weight matrix [rows, cols], row-major.
+#[derive(Debug, Clone)]
+struct Matrix {
+    packed: Packed,
+    rows: usize,
+    cols: usize,
+}
+
+impl Matrix {
+    /// Several f32 matrices [rows_i, cols], stacked by rows so that one product
+    /// computes them all, packed in `format`.
+    fn pack(parts: &[(&[f32], usize)], cols: usize, format: WeightFormat) -> Self {
+        let values: Vec<f32> = parts.iter().flat_map(|(v, _)| v.iter().copied()).collect();
+        let rows = parts.iter().map(|(_, r)| r).sum();
+        assert_eq!(values.len(), rows * cols);
+        let packed = match format {
+            WeightFormat::Bf16 => Packed::Bf16(values.iter().map(|&v| to_bf16(v)).collect()),
+            WeightFormat::Int8 => {
+                let (q, scales) = quantize_rows(&values, rows, cols);
+                Packed::Int8 { q, scales }
+            }
+        };
+        Self { packed, rows, cols }
+    }
+
+    /// `out [n, rows] = x [n, cols] @ selfᵀ`
+    fn apply(&self, x: &[f32], n: usize, out: &mut [f32]) {
+        match &self.packed {
+            Packed::Bf16(w) => matmul(w, self.rows, self.cols, x, n, out),
+            Packed::Int8 { q, scales } => matmul_i8(q, scales, self.rows, self.cols, x, n, out),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Layer {
+    input_norm: Vec<f32>,
+    /// q, k and v projections stacked: [(heads + 2 kv_heads) * head_dim, hidden].
+    qkv: Matrix,
+    o: Matrix,
+    post_norm: Vec<f32>,
+    /// gate and up projections stacked: [2 * intermediate, hidden].
+    gate_up: Matrix,
+    down: Matrix,
+}
+
+/// A Llama decoder packed for the CPU. Load it with [`FastLlama::load`] or pack a burn
+/// model with [`FastLlama::from_burn`].
+#[derive(Debug, Clone)]
+pub struct FastLlama {
+    config: LlamaConfig,
+    format: WeightFormat,
+    /// [vocab, hidden]: the embedding table, read a row per token.
+    embed: Vec<f32>,
+    layers: Vec<Layer>,
+    norm: Vec<f32>,
+    /// [vocab, hidden]: the output projection (the embedding, packed, when tied).
+    head: Matrix,
+    /// [max_positions, head_dim / 2] each: the rotary angles' cosines and sines.
+    cos: Vec<f32>,
+    sin: Vec<f32>,
+}
+
+/// Keys and values of the positions read, in space reserved for every position the
+/// model can hold (so reading a token allocates nothing), and the scratch space of a
+/// forward pass.
+#[derive(Debug)]
+pub struct FastCache {
+    /// Per layer: [kv_heads, capacity, head_dim].
+    k: Vec<Vec<f32>>,
+    v: Vec<Vec<f32>>,
+    capacity: usize,
+    len: usize,
+    scratch: Scratch,
+}
+
+impl Clone for FastCache {
+    /// Copies the positions read, into space for all of them (the scratch is not copied).
+    fn clone(&self) -> Self {
+        Self {
+            k: self.k.clone(),
+            v: self.v.clone(),
+            capacity: self.capacity,
+            len: self.len,
+            scratch: Scratch::default(),
+        }
+    }
+}
+
+impl DecodeCache for FastCache {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+}
+
+/// Buffers a forward pass writes, kept between calls so that decoding reuses them.
+#[derive(Debug, Default)]
+struct Scratch {
+    x: Vec<f32>,
+    normed: Vec<f32>,
+    qkv: Vec<f32>,
+    attended: Vec<f32>,
+    projected: Vec<f32>,
+    gate_up: Vec<f32>,
+    scores: Vec<f32>,
+}
+
+impl FastLlama {
+    /// Loads a checkpoint directory (`config.json`, `model.safetensors`) and packs it.
+    pub fn load(dir: &Path, format: WeightFormat) -> Result<Self, Error> {
+        let (config, model) = super::load_checkpoint::<super::Cpu>(dir, &Default::default())?;
+        Self::from_burn(&model, &config, format)
+    }
+
+    /// Packs the weights of a burn model.
+    pub fn from_burn<B: Backend>(
+        model: &Llama<B>,
+        config: &LlamaConfig,
+        format: WeightFormat,
+    ) -> Result<Self, Error> {
+        config.validate()?;
+        let values = |t: burn::tensor::Tensor<B, 2>| -> Result<Vec<f32>, Error> {
+            t.into_data()
+                .convert::<f32>()
+                .into_vec()
+                .map_err(|e| Error::Config(format!("reading weights: {e:?}")))
+        };
+        let vector = |t: burn::tensor::Tensor<B, 1>| -> Result<Vec<f32>, Error> {
+            t.into_data()
+                .convert::<f32>()
+                .into_vec()
+                .map_err(|e| Error::Config(format!("reading weights: {e:?}")))
+        };
+        // burn keeps a linear layer's weight [in, out]; the kernels read rows of [out, in].
+        let linears = |ls: &[&burn::nn::Linear<B>]| -> Result<Matrix, Error> {
+            let rows: Vec<(Vec<f32>, usize)> = ls
+                .iter()
+                .map(|l| Ok((values(l.weight.val().transpose())?, l.weight.dims()[1])))
+                .collect::<Result<_, Error>>()?;
+            let parts: Vec<(&[f32], usize)> = rows.iter().map(|(v, r)| (&v[..], *r)).collect();
+            Ok(Matrix::pack(&parts, ls[0].weight.dims()[0], format))
+        };
+        let (d, v) = (config.hidden_size, config.vocab_size);
+        let embed = values(model.embed_tokens.weight.val())?;
+        let mut layers = Vec::with_capacity(model.layers.len());
+        for block in &model.layers {
+            let attn = &block.self_attn;
+            let mlp = &block.mlp;
+            layers.push(Layer {
+                input_norm: vector(block.input_layernorm.weight.val())?,
+                qkv: linears(&[&attn.q_proj, &attn.k_proj, &attn.v_proj])?,
+                o: linears(&[&attn.o_proj])?,
+                post_norm: vector(block.post_attention_layernorm.weight.val())?,
+                gate_up: linears(&[&mlp.gate_proj, &mlp.up_proj])?,
+                down: linears(&[&mlp.down_proj])?,
+            });
+        }
+        let head = match &model.lm_head {
+            Some(head) => linears(&[head])?,
+            None => Matrix::pack(&[(&embed, v)], d, format),
+        };
+        let (cos, sin) = rotary_tables(config);
+        Ok(Self {
+            config: config.clone(),
+            format,
+            embed,
+            layers,
+            norm: vector(model.norm.weight.val())?,
+            head,
+            cos,
+            sin,
+        })
+    }
+
+    pub fn config(&self) -> &LlamaConfig {
+        &self.config
+    }
+
+    pub fn format(&self) -> WeightFormat {
+        self.format
+    }
+
+    /// Reads `tokens` after the cached positions; returns the logits after each of the
+    /// last `scored` tokens ([scored, vocab]).
+    fn forward(
+        &self,
+        tokens: &[u32],
+        cache: &mut FastCache,
+        scored: usize,
+    ) -> Result<Vec<f32>, Error> {
+        // The loops around the matrix products (norms, rotations, attention) are
+        // compiled a second time for AVX-512 and picked where the CPU has it.
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F, checked just above.
+            return unsafe { self.forward_avx512(tokens, cache, scored) };
+        }
+        self.forward_in(tokens, cache, scored)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn forward_avx512(
+        &self,
+        tokens: &[u32],
+        cache: &mut FastCache,
+        scored: usize,
+    ) -> Result<Vec<f32>, Error> {
+        self.forward_in(tokens, cache, scored)
+    }
+
+    #[inline(always)]
+    fn forward_in(
+        &self,
+        tokens: &[u32],
+        cache: &mut FastCache,
+        scored: usize,
+    ) -> Result<Vec<f32>, Error> {
+        let c = &self.config;
+        let n = tokens.len();
+        if n == 0 {
+            return Err(Error::EmptyInput);
+        }
+        if let Some(&id) = tokens.iter().find(|&&t| t as usize >= c.vocab_size) {
+            return Err(Error::TokenOutOfRange {
+                id,
+                vocab: c.vocab_size,
+            });
+        }
+        let start = cache.len;
+        if start + n > cache.capacity {
+            return Err(Error::ContextFull {
+                needed: start + n,
+                max: cache.capacity,
+            });
+        }
+        let (d, hd) = (c.hidden_size, c.head_dim());
+        let (heads, kv_heads) = (c.num_attention_heads, c.num_key_value_heads);
+        let (q_dim, kv_dim) = (heads * hd, kv_heads * hd);
+        let qkv_dim = q_dim + 2 * kv_dim;
+        let f = c.intermediate_size;
+        let eps = c.rms_norm_eps as f32;
+
+        let s = &mut cache.scratch;
+        s.x.clear();
+        for &t in tokens {
+            s.x.extend_from_slice(&self.embed[t as usize * d..(t as usize + 1) * d]);
+        }
+        resize(&mut s.normed, n * d);
+        resize(&mut s.qkv, n * qkv_dim);
+        resize(&mut s.attended, n * q_dim);
+        resize(&mut s.projected, n * d);
+        resize(&mut s.gate_up, n * 2 * f);
+        resize(&mut s.scores, start + n);
+
+        for (li, layer) in self.layers.iter().enumerate() {
+            rms_norm(&s.x, &layer.input_norm, eps, &mut s.normed);
+            layer.qkv.apply(&s.normed, n, &mut s.qkv);
+            let (keys, values) = (&mut cache.k[li], &mut cache.v[li]);
+            for t in 0..n {
+                let pos = start + t;
+                let row = &mut s.qkv[t * qkv_dim..(t + 1) * qkv_dim];
+                for head in row[..q_dim + kv_dim].chunks_exact_mut(hd) {
+                    self.rotate(head, pos);
+                }
+                for kh in 0..kv_heads {
+                    let at = (kh * cache.capacity + pos) * hd;
+                    let k = &row[q_dim + kh * hd..q_dim + (kh + 1) * hd];
+                    let v = &row[q_dim + kv_dim + kh * hd..q_dim + kv_dim + (kh + 1) * hd];
+                    keys[at..at + hd].copy_from_slice(k);
+                    values[at..at + hd].copy_from_slice(v);
+                }
+            }
+            let group = heads / kv_heads;
+            let scale = 1.0 / (hd as f32).sqrt();
+            for t in 0..n {
+                let seen = start + t + 1; // causal: positions 0..=start + t
+                for h in 0..heads {
+                    let kh = h / group;
+                    let q = &s.qkv[t * qkv_dim + h * hd..t * qkv_dim + (h + 1) * hd];
+                    let base = kh * cache.capacity * hd;
+                    let scores = &mut s.scores[..seen];
+                    for (j, score) in scores.iter_mut().enumerate() {
+                        let k = &keys[base + j * hd..base + (j + 1) * hd];
+                        *score = dot(q, k) * scale;
+                    }
+                    softmax(scores);
+                    let out = &mut s.attended[t * q_dim + h * hd..t * q_dim + (h + 1) * hd];
+                    out.fill(0.0);
+                    for (j, &w) in scores.iter().enumerate() {
+                        let v = &values[base + j * hd..base + (j + 1) * hd];
+                        for (o, &vi) in out.iter_mut().zip(v) {
+                            *o += w * vi;
+                        }
+                    }
+                }
+            }
+            layer.o.apply(&s.attended, n, &mut s.projected);
+            add(&mut s.x, &s.projected);
+
+            rms_norm(&s.x, &layer.post_norm, eps, &mut s.normed);
+            layer.gate_up.apply(&s.normed, n, &mut s.gate_up);
+            // SwiGLU in place: the first half of each row becomes silu(gate) * up.
+            for row in s.gate_up.chunks_exact_mut(2 * f) {
+                let (gate, up) = row.split_at_mut(f);
+                for (g, &u) in gate.iter_mut().zip(up.iter()) {
+                    *g = *g / (1.0 + (-*g).exp()) * u;
+                }
+            }
+            // The down projection reads rows of f: pack the products together.
+            compact(&mut s.gate_up, n, 2 * f, f);
+            layer.down.apply(&s.gate_up, n, &mut s.projected);
+            add(&mut s.x, &s.projected);
+        }
+        cache.len = start + n;
+
+        let first = n - scored;
+        rms_norm(
+            &s.x[first * d..],
+            &self.norm,
+            eps,
+            &mut s.normed[..scored * d],
+        );
+        let mut logits = vec![0.0; scored * c.vocab_size];
+        self.head
+            .apply(&s.normed[..scored * d], scored, &mut logits);
+        Ok(logits)
+    }
+
+    /// HF's "rotate half" rotary embedding of one head at position `pos`.
+    #[inline(always)]
+    fn rotate(&self, head: &mut [f32], pos: usize) {
+        let half = head.len() / 2;
+        let cos = &self.cos[pos * half..(pos + 1) * half];
+        let sin = &self.sin[pos * half..(pos + 1) * half];
+        let (a, b) = head.split_at_mut(half);
+        for i in 0..half {
+            let (x1, x2) = (a[i], b[i]);
+            a[i] = x1 * cos[i] - x2 * sin[i];
+            b[i] = x2 * cos[i] + x1 * sin[i];
+        }
+    }
+}
+
+impl Decoder for FastLlama {
+    type Cache = FastCache;
+
+    fn new_cache(&self) -> FastCache {
+        let c = &self.config;
+        let capacity = c.max_position_embeddings;
+        let per_layer = c.num_key_value_heads * capacity * c.head_dim();
+        FastCache {
+            k: vec![vec![0.0; per_layer]; c.num_hidden_layers],
+            v: vec![vec![0.0; per_layer]; c.num_hidden_layers],
+            capacity,
+            len: 0,
+            scratch: Scratch::default(),
+        }
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.config.vocab_size
+    }
+
+    fn max_positions(&self) -> usize {
+        self.config.max_position_embeddings
+    }
+
+    fn extend(&self, tokens: &[u32], cache: &mut FastCache) -> Result<Vec<f32>, Error> {
+        self.forward(tokens, cache, 1)
+    }
+
+    fn extend_all(&self, tokens: &[u32], cache: &mut FastCache) -> Result<Vec<f32>, Error> {
+        self.forward(tokens, cache, tokens.len())
+    }
+}
+
+/// The rotary tables as [`super::attention::Rope`] computes them (in f32, as HF does),
+/// keeping one half: the two halves of a head share their frequencies.
+fn rotary_tables(c: &LlamaConfig) -> (Vec<f32>, Vec<f32>) {
+    let hd = c.head_dim();
+    let half = hd / 2;
+    let mut cos = Vec::with_capacity(c.max_position_embeddings * half);
+    let mut sin = Vec::with_capacity(c.max_position_embeddings * half);
+    for p in 0..c.max_position_embeddings {
+        for i in 0..half {
+            let inv_freq = 1.0f32 / (c.rope_theta as f32).powf((2 * i) as f32 / hd as f32);
+            let angle = p as f32 * inv_freq;
+            cos.push(angle.cos());
+            sin.push(angle.sin());
+        }
+    }
+    (cos, sin)
+}
+
+#[inline(always)]
+fn resize(buffer: &mut Vec<f32>, len: usize) {
+    buffer.resize(len, 0.0);
+}
+
+/// Keeps the first `keep` of every `stride` values, packed: [n, stride] -> [n, keep].
+#[inline(always)]
+fn compact(values: &mut [f32], n: usize, stride: usize, keep: usize) {
+    for t in 1..n {
+        values.copy_within(t * stride..t * stride + keep, t * keep);
+    }
+}
+
+/// RMSNorm of each row of `x` (rows of `weight.len()`) into `out`.
+#[inline(always)]
+fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
+    let d = weight.len();
+    for (row, dst) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
+        let mean_square = row.iter().map(|v| v * v).sum::<f32>() / d as f32;
+        let inv = 1.0 / (mean_square + eps).sqrt();
+        for ((o, &v), &w) in dst.iter_mut().zip(row).zip(weight) {
+            *o = v * inv * w;
+        }
+    }
+}
+
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let body = a.len() / 8 * 8;
+    for (ac, bc) in a[..body].chunks_exact(8).zip(b[..body].chunks_exact(8)) {
+        for i in 0..8 {
+            acc[i] += ac[i] * bc[i];
+        }
+    }
+    acc.iter().sum::<f32>() + (body..a.len()).map(|i| a[i] * b[i]).sum::<f32>()
+}
+
+#[inline(always)]
+fn softmax(xs: &mut [f32]) {
+    let max = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for x in xs.iter_mut() {
+        *x = (*x - max).exp();
+        sum += *x;
+    }
+    let inv = 1.0 / sum;
+    for x in xs.iter_mut() {
+        *x *= inv;
+    }
+}
+
+#[inline(always)]
+fn add(x: &mut [f32], y: &[f32]) {
+    for (a, &b) in x.iter_mut().zip(y) {
+        *a += b;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::checkpoint::{load_checkpoint, save_checkpoint, SaveDtype};
+    use crate::net::generate::{greedy, Allowed};
+    use crate::net::Cpu;
+
+    /// A small random model saved in bf16, loaded both ways: the burn model then holds
+    /// exactly the values the fast path packs, so the two differ only in the order of
+    /// their sums.
+    fn both(tie: bool) -> (Llama<Cpu>, FastLlama) {
+        let device = Default::default();
+        let mut config = LlamaConfig::new(96, 64, 160, 2, 4, 2);
+        config.max_position_embeddings = 96;
+        config.tie_word_embeddings = tie;
+        let mut model = Llama::<Cpu>::init(&config, &device).unwrap();
+        // Larger weights than the init gives, so greedy choices are not near-ties.
+        model.embed_tokens.weight = model.embed_tokens.weight.map(|w| w * 20.0);
+        let dir = tempfile::tempdir().unwrap();
+        save_checkpoint(&model, &config, dir.path(), SaveDtype::BF16).unwrap();
+        let (_, burn) = load_checkpoint::<Cpu>(dir.path(), &device).unwrap();
+        let fast = FastLlama::load(dir.path(), WeightFormat::Bf16).unwrap();
+        (burn, fast)
+    }
+
+    fn close(a: &[f32], b: &[f32]) {
+        assert_eq!(a.len(), b.len());
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()), "[{i}] {x} vs {y}");
+        }
+    }
+
+    #[test]
+    fn logits_match_the_burn_model() {
+        for tie in [true, false] {
+            let (burn, fast) = both(tie);
+            let prompt = [3u32, 14, 15, 9, 26, 5, 35, 89];
+            let mut slow_cache = Decoder::new_cache(&burn);
+            let mut fast_cache = fast.new_cache();
+            close(
+                &fast.extend_all(&prompt, &mut fast_cache).unwrap(),
+                &Decoder::extend_all(&burn, &prompt, &mut slow_cache).unwrap(),
+            );
+            // Then one token at a time, and a short batch, after the cached positions.
+            for step in [&[7u32][..], &[41], &[2, 60, 11]] {
+                close(
+                    &fast.extend(step, &mut fast_cache).unwrap(),
+                    &Decoder::extend(&burn, step, &mut slow_cache).unwrap(),
+                );
+            }
+            assert_eq!(fast_cache.len(), DecodeCache::len(&slow_cache));
+        }
+    }
+
+    #[test]
+    fn greedy_decodes_match_the_burn_model_after_a_rollback() {
+        let (burn, fast) = both(true);
+        let mut slow_cache = Decoder::new_cache(&burn);
+        let mut fast_cache = fast.new_cache();
+        let prompt = [1u32, 2, 3, 4, 5, 6, 7, 8];
+        fast.extend(&prompt, &mut fast_cache).unwrap();
+        Decoder::extend(&burn, &prompt, &mut slow_cache).unwrap();
+        let forced = |so_far: &[u32]| match so_far.len() % 4 {
+            1 | 2 => Allowed::Only(vec![(so_far.len() as u32 * 13) % 96]),
+            _ => Allowed::Any,
+        };
+        let a = greedy(&fast, &mut fast_cache, &[9, 10], 20, &[], forced).unwrap();
+        let b = greedy(&burn, &mut slow_cache, &[9, 10], 20, &[], forced).unwrap();
+        assert_eq!(a.tokens, b.tokens);
+        close(&a.logprobs, &b.logprobs);
+        assert!(a.tokens.iter().any(|&t| t != a.tokens[0]));
+
+        // Back to the prefix and again: the cache's rollback forgets what followed it.
+        fast_cache.truncate(prompt.len());
+        let again = greedy(&fast, &mut fast_cache, &[9, 10], 20, &[], forced).unwrap();
+        assert_eq!(again.tokens, a.tokens);
+        let mut cloned = fast_cache.clone();
+        cloned.truncate(prompt.len());
+        let third = greedy(&fast, &mut cloned, &[9, 10], 20, &[], forced).unwrap();
+        assert_eq!(third.tokens, a.tokens);
+    }
+
+    #[test]
+    fn errors_instead_of_panics() {
+        let (_, fast) = both(true);
+        let mut cache = fast.new_cache();
+        assert!(matches!(
+            fast.extend(&[], &mut cache),
+            Err(Error::EmptyInput)
+        ));
+        assert!(matches!(
+            fast.extend(&[96], &mut cache),
+            Err(Error::TokenOutOfRange { id: 96, .. })
+        ));
+        assert!(matches!(
+            fast.extend(&[1; 97], &mut cache),
+            Err(Error::ContextFull { .. })
+        ));
+        assert_eq!(cache.len(), 0);
+    }
+}
