@@ -34,17 +34,23 @@ async function session(name, runtime, executable, type, launch) {
   await dc.start();
   dc._adapterProcess.stdin.on('error', () => {});
   const started = process.hrtime.bigint();
-  await dc.initializeRequest({ adapterID: type, linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
+  // Listen before asking: `initialized` may follow the initialize answer at once.
+  const initialized = dc.waitForEvent('initialized');
   const stopped = dc.waitForEvent('stopped');
-  await dc.launchRequest(launch);
+  await dc.initializeRequest({ adapterID: type, linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
+  // debugpy answers launch only after configurationDone: send that on `initialized`.
+  const launched = dc.launchRequest(launch);
+  await initialized;
   await dc.configurationDoneRequest();
+  await launched;
   const stop = await stopped;
   const launchMs = Number(process.hrtime.bigint() - started) / 1e6;
   let threadId = stop.body.threadId || 1;
+  const terminated = dc.waitForEvent('terminated').then(() => null, () => null);
   const times = [];
   for (let i = 0; i < STEPS; i++) {
     const t0 = process.hrtime.bigint();
-    const next = Promise.race([dc.waitForEvent('stopped'), dc.waitForEvent('terminated').then(() => null)]);
+    const next = Promise.race([dc.waitForEvent('stopped').catch(() => null), terminated]);
     await dc.stepInRequest({ threadId });
     const event = await next;
     if (event === null) break;
@@ -56,8 +62,11 @@ async function session(name, runtime, executable, type, launch) {
     }
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  await dc.disconnectRequest({ terminateDebuggee: true }).catch(() => {});
-  await dc.stop().catch(() => {});
+  // DebugClient waits for the disconnect answer without a limit; don't hang on it.
+  let timer;
+  await Promise.race([dc.stop().catch(() => {}), new Promise((resolve) => { timer = setTimeout(resolve, 3000); })]);
+  clearTimeout(timer);
+  dc.stopAdapter();
   return { name, launchMs, times };
 }
 
@@ -89,7 +98,7 @@ async function main() {
   }
 }
 
-main().catch((e) => {
+main().then(() => process.exit(0), (e) => {
   console.error(e);
   process.exit(1);
 });

@@ -10,8 +10,12 @@ use super::decoder::Llama;
 use super::fast::WeightFormat;
 use super::Error;
 
-/// The weights the fast CPU path packs when `NEURAL_DECODER` is unset.
-pub const DEFAULT_FORMAT: WeightFormat = WeightFormat::Bf16;
+/// The weights the fast CPU path packs when `NEURAL_DECODER` is unset: int8. With the
+/// shipped weights on 1,763 held-out generated predictions (`neural-model eval --split
+/// test --origin generated --limit 2000`), int8 scored 896 exact, bf16 894 and burn's
+/// f32 895; int8 made the same prediction as burn in 97.0% of them (bf16 in 99.3%), at
+/// 45 ms a prediction against 49 (bf16) and 95 (burn).
+pub const DEFAULT_FORMAT: WeightFormat = WeightFormat::Int8;
 
 /// The positions a model has read, which a session can roll back.
 pub trait DecodeCache: Clone {
