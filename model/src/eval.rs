@@ -228,6 +228,125 @@ pub fn evaluate<M: Decoder>(
     report
 }
 
+/// How debugging sessions went: Step Into from the entry, again and again, each step
+/// from the model's own last prediction (as the debugger runs), against the real run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SessionReport {
+    pub sessions: usize,
+    /// Step Into requests made in all.
+    pub requests: usize,
+    /// Requests that gave no usable state; a session ends at its first.
+    pub failed: usize,
+    pub sessions_with_failure: usize,
+    /// Per session: the stops that matched Python before the first that did not.
+    pub matched: Vec<usize>,
+    /// Sessions whose every stop matched until the program's end or the step limit.
+    pub all_matched: usize,
+    pub ms_per_request: f64,
+}
+
+impl SessionReport {
+    pub fn mean_matched(&self) -> f64 {
+        self.matched.iter().sum::<usize>() as f64 / self.matched.len().max(1) as f64
+    }
+
+    /// The report for people.
+    pub fn table(&self) -> String {
+        let mut sorted = self.matched.clone();
+        sorted.sort_unstable();
+        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
+        format!(
+            "| sessions | Step Into requests | failed | sessions with a failure | stops matching before the first miss (mean) | median | all matched | ms per request |\n\
+             |---|---|---|---|---|---|---|---|\n\
+             | {} | {} | {} | {} | {:.1} | {} | {} | {:.0} |\n",
+            self.sessions,
+            self.requests,
+            self.failed,
+            self.sessions_with_failure,
+            self.mean_matched(),
+            median,
+            self.all_matched,
+            self.ms_per_request
+        )
+    }
+}
+
+/// Runs one session of at most `steps` Step Into requests on each program (source and
+/// optional call), traced now under Python for the truth.
+pub fn sessions<M: Decoder>(
+    predictor: &Predictor<M>,
+    programs: &[(String, Option<String>)],
+    steps: usize,
+    progress: &indicatif::ProgressBar,
+) -> anyhow::Result<SessionReport> {
+    use crate::tree::Transition;
+    let dir = tempfile::tempdir()?;
+    let mut report = SessionReport::default();
+    let started = std::time::Instant::now();
+    for (i, (source, call)) in programs.iter().enumerate() {
+        progress.inc(1);
+        let path = dir.path().join(format!("program_{i}.py"));
+        std::fs::write(&path, source)?;
+        let program = crate::tracer::Program {
+            path,
+            source: source.clone(),
+            call: call.clone(),
+            args: Vec::new(),
+            cwd: None,
+        };
+        let Ok(trace) = crate::tracer::trace(&program, &crate::tracer::Limits::default()) else {
+            continue;
+        };
+        let tree = &trace.tree;
+        if tree.is_empty() {
+            continue;
+        }
+        let Ok(mut context) = predictor.prepare(source, call.as_deref()) else {
+            continue;
+        };
+        report.sessions += 1;
+        let mut current = tree.state(0).clone();
+        // Where the real run is while every stop so far has matched.
+        let mut real = Some(0usize);
+        let mut matched = 0;
+        let mut missed = false;
+        for _ in 0..steps {
+            report.requests += 1;
+            let prediction = match predictor.predict(&mut context, &current, &Action::StepInto) {
+                Ok(p) => p,
+                Err(_) => {
+                    report.failed += 1;
+                    report.sessions_with_failure += 1;
+                    missed = true;
+                    break;
+                }
+            };
+            match real.filter(|_| !missed) {
+                Some(at)
+                    if same_outcome(&prediction.outcome, &tree.outcome(at, &Action::StepInto)) =>
+                {
+                    matched += 1;
+                    real = match tree.transition(at, &Action::StepInto) {
+                        Transition::To(next) => Some(next),
+                        _ => None,
+                    };
+                }
+                _ => missed = true,
+            }
+            match prediction.outcome.state() {
+                Some(state) => current = state.clone(),
+                None => break,
+            }
+        }
+        if !missed {
+            report.all_matched += 1;
+        }
+        report.matched.push(matched);
+    }
+    report.ms_per_request = started.elapsed().as_secs_f64() * 1e3 / report.requests.max(1) as f64;
+    Ok(report)
+}
+
 /// Check that the decoding grammar admits the true outcome of every step of
 /// `episodes` (at most `limit`): how many were checked, and why each refusal happened.
 pub fn check_grammar<M: Decoder>(

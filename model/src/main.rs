@@ -91,6 +91,14 @@ enum Command {
         /// A machine-readable summary on stdout instead of the table.
         #[arg(long)]
         json: bool,
+        /// Instead of single predictions from the true state: debugging sessions on this
+        /// many programs of the split (spread evenly), each Step Into from the entry
+        /// from the model's own last state, scored against the real run.
+        #[arg(long)]
+        sessions: Option<usize>,
+        /// Step Into requests per session.
+        #[arg(long, default_value_t = 30)]
+        session_steps: usize,
     },
     /// CruxEval-format benchmark: output prediction (step_return, breakpoint) or input
     /// prediction (inv_step_call), scored pass@1.
@@ -303,6 +311,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             check_grammar,
             jumps,
             json,
+            sessions,
+            session_steps,
         } => {
             use neural_model::eval::{episodes_from_programs, evaluate, table};
             let mut episodes = match &programs {
@@ -318,6 +328,30 @@ fn run(command: Command) -> Result<ExitCode, String> {
                         dataset.display()
                     ));
                 }
+            }
+            if let Some(count) = sessions {
+                // Each program once (its episodes share the source), spread over the split.
+                let mut programs: Vec<(String, Option<String>)> = Vec::new();
+                for e in &episodes {
+                    let program = (e.source.clone(), e.call.clone());
+                    if !programs.contains(&program) {
+                        programs.push(program);
+                    }
+                }
+                let stride = programs.len().div_ceil(count.max(1)).max(1);
+                let programs: Vec<_> = programs.into_iter().step_by(stride).take(count).collect();
+                let predictor = load_predictor(model)?;
+                let progress = neural_model::progress::bar(programs.len() as u64, "sessions");
+                let report =
+                    neural_model::eval::sessions(&predictor, &programs, session_steps, &progress)
+                        .map_err(|e| format!("{e:#}"))?;
+                progress.finish_and_clear();
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+                } else {
+                    print!("{}", report.table());
+                }
+                return Ok(ExitCode::SUCCESS);
             }
             // Spread the predictions over the whole split: every k-th episode.
             let steps: usize = episodes.iter().map(|e| e.steps.len()).sum();
