@@ -203,27 +203,36 @@ mod tests {
 
     #[test]
     fn cached_decoding_equals_full_recomputation() {
-        let model = tiny();
         let prompt = [3u32, 14, 15, 9, 26, 5];
-        let mut cache = KvCache::new();
-        let fast = greedy(&model, &mut cache, &prompt, 12, &[], |_| Allowed::Any).unwrap();
+        // A random init can settle on one token from the first step; such a decode
+        // would agree with recomputation without showing much, so the check runs on
+        // fresh inits until one decode varies (nearly always the first).
+        let mut varied = false;
+        for _ in 0..8 {
+            let model = tiny();
+            let mut cache = KvCache::new();
+            let fast = greedy(&model, &mut cache, &prompt, 12, &[], |_| Allowed::Any).unwrap();
 
-        let mut tokens = prompt.to_vec();
-        for (i, &t) in fast.tokens.iter().enumerate() {
-            let logits = last_row(model.forward(model.token_tensor(&tokens).unwrap()));
-            assert_eq!(argmax(&logits), t, "token {i} differs");
-            let z = logits.iter().map(|&x| (x as f64).exp()).sum::<f64>().ln() as f32;
-            let lp = logits[t as usize] - z;
-            assert!(
-                (lp - fast.logprobs[i]).abs() < 1e-4,
-                "log-prob {i}: {lp} vs {}",
-                fast.logprobs[i]
-            );
-            tokens.push(t);
+            let mut tokens = prompt.to_vec();
+            for (i, &t) in fast.tokens.iter().enumerate() {
+                let logits = last_row(model.forward(model.token_tensor(&tokens).unwrap()));
+                assert_eq!(argmax(&logits), t, "token {i} differs");
+                let z = logits.iter().map(|&x| (x as f64).exp()).sum::<f64>().ln() as f32;
+                let lp = logits[t as usize] - z;
+                assert!(
+                    (lp - fast.logprobs[i]).abs() < 1e-4,
+                    "log-prob {i}: {lp} vs {}",
+                    fast.logprobs[i]
+                );
+                tokens.push(t);
+            }
+            assert_eq!(cache.len(), prompt.len() + fast.tokens.len() - 1);
+            if fast.tokens.iter().any(|&t| t != fast.tokens[0]) {
+                varied = true;
+                break;
+            }
         }
-        assert_eq!(cache.len(), prompt.len() + fast.tokens.len() - 1);
-        // The model is not stuck on one token, so the comparison meant something.
-        assert!(fast.tokens.iter().any(|&t| t != fast.tokens[0]));
+        assert!(varied, "eight random models each repeated one token");
     }
 
     #[test]
