@@ -7,9 +7,9 @@
 //! that fails prints one `***` line and the prompt goes on.
 
 use crate::engine::{self, Engine, EngineConfig, EngineKind, ExceptionStops};
-use crate::lines::{executable_lines, place_breakpoint};
 use crate::session::{Move, Session, SessionError, Step, Stop, StopReason};
 use crate::view::{probability_text, View};
+use neural_model::program::{executable_lines, place_breakpoint};
 use neural_model::{Event, Program, State};
 use std::collections::BTreeSet;
 use std::io::{self, BufRead, Write};

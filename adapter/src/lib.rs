@@ -14,7 +14,6 @@ pub mod cli;
 pub mod engine;
 pub mod framing;
 pub mod handlers;
-pub mod lines;
 pub mod protocol;
 pub mod pyrepr;
 pub mod server;

@@ -4,6 +4,7 @@
 //! arguments bound. Arguments (and module-level constants, shown as globals) must be
 //! Python literals; their reprs are written as Python writes them.
 
+use crate::program::lexer::{code_chars, without_comment};
 use crate::state::{Event, State, Vars};
 
 /// The state a run of `source` (or of `call` on it) starts at.
@@ -144,12 +145,7 @@ fn state(
 /// The text between `def f(` and its closing `)`, over several lines if need be.
 fn signature_text(lines: &[&str], start: usize) -> Option<String> {
     // Without comments: a signature over several lines may explain each parameter.
-    let uncommented = |line: &&str| -> String {
-        match code_chars(line).find(|&(_, c, _)| c == '#') {
-            Some((at, _, _)) => line[..at].to_string(),
-            None => line.to_string(),
-        }
-    };
+    let uncommented = |line: &&str| without_comment(line).to_string();
     let text = lines
         .iter()
         .take(20)
@@ -402,31 +398,6 @@ fn top_level_colon(text: &str) -> Option<usize> {
     code_chars(text)
         .find(|&(_, c, depth)| c == ':' && depth == 0)
         .map(|(at, _, _)| at)
-}
-
-/// The characters of Python code outside its string literals (quotes left out), each
-/// with its byte position and the bracket depth before it.
-pub(crate) fn code_chars(text: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
-    let (mut depth, mut quote, mut escaped) = (0i32, None::<char>, false);
-    text.char_indices().filter_map(move |(at, c)| {
-        match quote {
-            Some(_) if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => {
-                let before = depth;
-                match c {
-                    '\'' | '"' => quote = Some(c),
-                    '(' | '[' | '{' => depth += 1,
-                    ')' | ']' | '}' => depth -= 1,
-                    _ => {}
-                }
-                return (quote.is_none()).then_some((at, c, before));
-            }
-        }
-        None
-    })
 }
 
 /// The deepest nesting of brackets a literal may have: CPython's own limit (its

@@ -6,6 +6,7 @@
 //! that does not parse.
 
 use crate::language::{GLOBALS, STDOUT, VALUE};
+use crate::program::lexer::logical_starts;
 use std::collections::BTreeSet;
 
 /// Longest string value a prediction may write (the tracer cuts reprs at 200).
@@ -701,7 +702,7 @@ pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
     // Assignment targets: everything before the last `=` outside brackets that is not
     // part of a comparison (an augmented `+=` included).
     let mut last = None;
-    for (at, c, depth) in crate::entry::code_chars(code) {
+    for (at, c, depth) in crate::program::lexer::code_chars(code) {
         if c != '=' || depth != 0 {
             continue;
         }
@@ -793,74 +794,6 @@ fn block_name(text: &str) -> Option<String> {
         .take_while(|c| c.is_alphanumeric() || *c == '_')
         .collect();
     (!name.is_empty()).then_some(name)
-}
-
-/// For each line, whether it begins a logical line (not inside brackets, a
-/// triple-quoted string or after a backslash continuation).
-pub(crate) fn logical_starts(source: &str, count: usize) -> Vec<bool> {
-    let mut starts = vec![true; count];
-    let (mut depth, mut line) = (0usize, 0usize);
-    let mut quote: Option<(char, bool)> = None; // (quote char, triple)
-    let mut continued = false;
-    let chars: Vec<char> = source.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let triple = |q: char| i + 2 < chars.len() && chars[i + 1] == q && chars[i + 2] == q;
-        match quote {
-            Some((q, is_triple)) => {
-                if c == '\\' {
-                    i += 1;
-                    if chars.get(i) == Some(&'\n') {
-                        line += 1;
-                        if line < count {
-                            starts[line] = false;
-                        }
-                    }
-                } else if c == q && (!is_triple || triple(q)) {
-                    quote = None;
-                    if is_triple {
-                        i += 2;
-                    }
-                } else if c == '\n' {
-                    line += 1;
-                    if line < count {
-                        starts[line] = false;
-                    }
-                    if !is_triple {
-                        quote = None; // an unterminated string: Python would refuse it
-                    }
-                }
-            }
-            None => match c {
-                '#' => {
-                    while i + 1 < chars.len() && chars[i + 1] != '\n' {
-                        i += 1;
-                    }
-                }
-                '"' | '\'' => {
-                    let is_triple = triple(c);
-                    quote = Some((c, is_triple));
-                    if is_triple {
-                        i += 2;
-                    }
-                }
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth = depth.saturating_sub(1),
-                '\\' if chars.get(i + 1) == Some(&'\n') => continued = true,
-                '\n' => {
-                    line += 1;
-                    if line < count {
-                        starts[line] = depth == 0 && !continued;
-                    }
-                    continued = false;
-                }
-                _ => {}
-            },
-        }
-        i += 1;
-    }
-    starts
 }
 
 #[cfg(test)]

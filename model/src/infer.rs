@@ -168,7 +168,7 @@ struct ProgramText {
     /// The names each function's lines mention (sorted).
     frame_names: std::collections::HashMap<String, Vec<String>>,
     /// Which line can follow which inside a frame.
-    flow: crate::flow::Flow,
+    flow: crate::program::flow::Flow,
     /// Some line says `global` or `nonlocal`: a name can be rebound from another frame.
     rebinds_from_afar: bool,
     /// Functions a line may call without naming them (see `grammar::called_from_afar`).
@@ -416,7 +416,7 @@ impl<M: Decoder> Predictor<M> {
         let (prompt, lines_left_out) = if full.len() + 2 * STATE_ROOM <= HISTORY_POSITIONS {
             (full, 0)
         } else {
-            let idle = crate::syntax::idle_lines(source);
+            let idle = crate::program::syntax::idle_lines(source);
             let short = self.encode(&language::render_context_without(source, call, &idle))?;
             match short.len() < full.len() {
                 true => (short, idle.len()),
@@ -443,7 +443,7 @@ impl<M: Decoder> Predictor<M> {
                 lines,
                 frame_names: layout.frame_names(source, &parameters),
                 called_from_afar: grammar::called_from_afar(source, &layout),
-                flow: crate::flow::Flow::of(source),
+                flow: crate::program::flow::Flow::of(source),
                 parameters,
                 layout,
                 identifiers: grammar::identifiers(source).into_iter().collect(),
@@ -765,7 +765,7 @@ struct Grammar<'a, M: Decoder> {
     /// What the current line binds (see `bindings`).
     bindings: std::cell::OnceCell<Option<Bindings>>,
     /// What the current line prints, if it is a `print` the grammar can read.
-    printed: std::cell::OnceCell<Option<crate::printed::Printed>>,
+    printed: std::cell::OnceCell<Option<crate::program::printed::Printed>>,
 }
 
 impl<'a, M: Decoder> Grammar<'a, M> {
@@ -1080,9 +1080,9 @@ impl<'a, M: Decoder> Grammar<'a, M> {
     }
 
     /// What a forward step from a `print(...)` line prints, where the line's text and
-    /// the values shown say (see [`crate::printed`]): the step that finishes the print
+    /// the values shown say (see [`crate::program::printed`]): the step that finishes the print
     /// in the same frame (a `line` or `return` state at the frame's depth).
-    fn printed_by_step(&self, header: &str) -> Option<&crate::printed::Printed> {
+    fn printed_by_step(&self, header: &str) -> Option<&crate::program::printed::Printed> {
         let prev = self.prev;
         let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
         let event_ok = header.starts_with("<|line|>") || header.starts_with("<|return|>");
@@ -1097,7 +1097,7 @@ impl<'a, M: Decoder> Grammar<'a, M> {
                     return None;
                 }
                 let code = self.program.code(prev.line);
-                crate::printed::Printed::of_statement(code, |name| shown_value(prev, name))
+                crate::program::printed::Printed::of_statement(code, |name| shown_value(prev, name))
             })
             .as_ref()
     }
@@ -1108,10 +1108,10 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         &self,
         allowed: Allowed,
         written: &[u8],
-        printed: &crate::printed::Printed,
+        printed: &crate::program::printed::Printed,
     ) -> Allowed {
         let p = self.predictor;
-        use crate::printed::{escape_begins, partial_json_string, JsonString};
+        use crate::program::printed::{escape_begins, partial_json_string, JsonString};
         let fits = |bytes: &[u8]| match partial_json_string(bytes) {
             Some(JsonString::Closed(text)) => printed.admits(&text),
             Some(JsonString::Open(text)) => printed.admits_prefix(&text),
@@ -1641,7 +1641,7 @@ fn value_of<'r>(rest: &'r str, name: &str) -> Option<&'r str> {
 
 /// The length of the text before the `)` that closes an already open `(`.
 fn closing_paren(text: &str) -> Option<usize> {
-    crate::entry::code_chars(text)
+    crate::program::lexer::code_chars(text)
         .find(|&(_, c, depth)| matches!(c, ')' | ']' | '}') && depth == 0)
         .map(|(at, _, _)| at)
 }
@@ -1715,7 +1715,7 @@ mod tests {
         // The first line the module's frame may return from (after a line event
         // there): every such line lies in its last top-level statement.
         let at = |source: &str| {
-            let (layout, flow) = (Layout::of(source), crate::flow::Flow::of(source));
+            let (layout, flow) = (Layout::of(source), crate::program::flow::Flow::of(source));
             let module = |l: &u32| {
                 layout
                     .scope

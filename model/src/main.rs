@@ -224,7 +224,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             for path in &files {
                 let source = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-                if let Err(problem) = neural_model::syntax::check(&source) {
+                if let Err(problem) = neural_model::program::syntax::check(&source) {
                     println!("{}: {problem}", path.display());
                     broken += 1;
                 }

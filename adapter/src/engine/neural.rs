@@ -38,7 +38,7 @@ impl NeuralEngine {
     /// With `verify`, also record the program under real Python.
     pub fn open(dir: &Path, program: &Program, verify: bool) -> Result<Self, String> {
         // Python would refuse to compile it: predicting its run would be make-believe.
-        neural_model::syntax::check(&program.source).map_err(|problem| {
+        neural_model::program::syntax::check(&program.source).map_err(|problem| {
             format!(
                 "{} in the program: {} ({}, line {}). Python would not run it either: \
                  fix that line and start the session again",

@@ -3,8 +3,8 @@
 use super::lifecycle::canonical;
 use super::Connection;
 use crate::engine::ExceptionStops;
-use crate::lines::{executable_lines, place_breakpoint};
 use crate::protocol::Request;
+use neural_model::program::{executable_lines, place_breakpoint};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;

@@ -610,7 +610,7 @@ fn tuple_parts(repr: &str) -> Option<Vec<String>> {
 
 /// Whether a line assigns to an item or a slice (`xs[i] = v`, `xs[i] += v`).
 fn assigns_an_item(code: &str) -> bool {
-    let chars: Vec<(usize, char, i32)> = crate::entry::code_chars(code).collect();
+    let chars: Vec<(usize, char, i32)> = crate::program::lexer::code_chars(code).collect();
     let assignment = chars.iter().enumerate().find(|(k, &(_, c, depth))| {
         let before = k.checked_sub(1).map(|k| chars[k].1);
         let after = chars.get(k + 1).map(|c| c.1);

@@ -10,8 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::entry::code_chars;
-use crate::grammar::logical_starts;
+use super::lexer::{code_chars, logical_lines};
 
 type Lines = BTreeSet<u32>;
 
@@ -81,6 +80,27 @@ impl Flow {
     pub fn statement(&self, line: u32) -> Lines {
         let (first, last) = self.span.get(&line).copied().unwrap_or((line, line));
         (first..=last).collect()
+    }
+
+    /// The first line of every statement a `line` event may stand on, in order: where
+    /// a breakpoint can stop. Left out: blank lines, comments, continuation lines, a
+    /// function's docstring, declarations, and `else:`/`finally:` headers.
+    pub fn statement_lines(&self) -> Vec<u32> {
+        let statement = |line: &u32| self.span.get(line).copied();
+        // A statement over several lines reaches its own lines: that is no way in.
+        let from_others = self.after.iter().flat_map(|(from, next)| {
+            next.iter()
+                .filter(move |to| statement(to) != statement(from))
+        });
+        let reached: Lines = from_others
+            .chain(self.first.values().flatten())
+            .copied()
+            .collect();
+        let firsts: Lines = self.span.values().map(|&(first, _)| first).collect();
+        firsts
+            .into_iter()
+            .filter(|line| reached.contains(line))
+            .collect()
     }
 
     /// The lines whose `line` event may be followed by one on `line` in the same frame.
@@ -192,18 +212,11 @@ impl Keyword {
 /// The program's logical lines, each with the indices of its block's statements.
 fn statements(source: &str) -> Vec<Statement> {
     let lines: Vec<&str> = source.lines().collect();
-    let starts = logical_starts(source, lines.len());
     let mut statements: Vec<Statement> = Vec::new();
     let mut open: Vec<(usize, usize)> = Vec::new(); // (indent, statement index)
-    for (i, line) in lines.iter().enumerate() {
+    for (i, last) in logical_lines(source) {
+        let line = lines[i];
         let code = line.trim_start();
-        if !starts[i] || code.is_empty() || code.starts_with('#') {
-            continue;
-        }
-        let mut last = i;
-        while last + 1 < lines.len() && !starts[last + 1] {
-            last += 1;
-        }
         let text = lines[i..=last].join("\n");
         let indent = line.len() - code.len();
         let colon = header_colon(text.trim_start());
