@@ -1,12 +1,14 @@
 """Smoke test of the PyTorch trainer, end to end, as CI runs it (a few minutes on 2 cores).
 
 A tiny dataset of generated programs, a tiny model trained a few dozen steps through
-`neural-model train` with trainer = "torch", then four checks:
+`neural-model train` with trainer = "torch", then six checks:
   1. the training loss falls;
   2. the checkpoint loads in neural-dap: a neural DAP session launches on it and stops;
   3. burn (`neural-model logits`) and PyTorch give the same logits for it;
   4. resuming continues from the checkpoint with its optimizer state;
-  5. the same run under `torchrun --nproc_per_node 2` (gloo) follows the one-process loss.
+  5. the same run under `torchrun --nproc_per_node 2` (gloo) follows the one-process loss;
+  6. a deeper run grown from the checkpoint (`[torch] init_from`) starts out computing
+     what the checkpoint does, with its tokenizer, and trains on.
 Prints "N passed, N failed" last; exits non-zero if any check failed.
 
     python3 model/trainer/smoke_test.py [--bin target/release]
@@ -156,6 +158,30 @@ def main():
         gap = max(abs(a - b) / a for a, b in zip(curves[1], curves[2]))
         check("torchrun with 2 processes follows the 1-process loss within 2%",
               len(curves[1]) == len(curves[2]) > 0 and gap < 0.02, f"curves {curves}")
+
+        # A 3-layer run grown from the 2-layer checkpoint: same tokenizer, same logits.
+        grown = tmp / "grown"
+        config.write_text(CONFIG.format(data=data, out=grown, steps=10).replace(
+            "layers = 2", "layers = 3") + f'\n[torch]\ninit_from = "{checkpoint}"\n')
+        subprocess.run([neural_model, "train", "--config", config], check=True, env=env,
+                       capture_output=True)
+        sys.path.insert(0, str(grown))
+        import train as trainer  # the copy `neural-model train` wrote into the run
+
+        from transformers import LlamaConfig
+
+        fresh = LlamaForCausalLM(LlamaConfig.from_pretrained(grown / "encoded")).eval()
+        trainer.grow_from(fresh, checkpoint, type("Quiet", (), {"say": print})())
+        source = LlamaForCausalLM.from_pretrained(checkpoint, dtype=torch.float32).eval()
+        with torch.no_grad():
+            grown_logits = fresh(input_ids=torch.tensor([tokens])).logits[0]
+            source_logits = source(input_ids=torch.tensor([tokens])).logits[0]
+        diff = float((grown_logits - source_logits).abs().max())
+        same_tokenizer = (grown / "tokenizer.json").read_bytes() == (checkpoint / "tokenizer.json").read_bytes()
+        trained = json.loads((grown / "checkpoint" / "state.json").read_text())["step"] == 10
+        check("a run grown from the checkpoint starts where it is and trains on",
+              diff < 1e-5 and same_tokenizer and trained and fresh.config.num_hidden_layers == 3,
+              f"max logit difference {diff}, same tokenizer {same_tokenizer}, trained {trained}")
 
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")

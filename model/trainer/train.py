@@ -176,9 +176,10 @@ def append_line(path, header, line):
         f.write(line + "\n")
 
 
-def load_model(out, encoded, run):
+def load_model(out, encoded, run, c):
     """The checkpoint to resume from (with its optimizer state if this trainer wrote
-    it), else a fresh model initialised as HF does (normal, std 0.02)."""
+    it), else a fresh model initialised as HF does (normal, std 0.02), or grown from the
+    checkpoint `[torch] init_from` names."""
     checkpoint = out / "checkpoint"
     wanted = LlamaConfig.from_pretrained(encoded)
     state = {"step": 0, "tokens_seen": 0, "seconds": 0.0}
@@ -203,7 +204,42 @@ def load_model(out, encoded, run):
         torch.manual_seed(0)
         model = LlamaForCausalLM(wanted)
         opt_state = None
+        start = c.get("torch", {}).get("init_from")
+        if start:
+            grow_from(model, pathlib.Path(start), run)
     return model.to(run.device), state, opt_state
+
+
+def grow_from(model, start, run):
+    """Start `model` from the checkpoint in `start`. A deeper model gets the checkpoint's
+    layers spread evenly; each layer between them has zero output projections, so it
+    adds nothing to the residual stream until training moves it (function-preserving
+    depth growth). Every other shape must match the checkpoint's."""
+    source = LlamaForCausalLM.from_pretrained(start, dtype=torch.float32)
+    for key in ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
+                "vocab_size", "tie_word_embeddings"):
+        if getattr(source.config, key) != getattr(model.config, key):
+            raise SystemExit(
+                f"[torch] init_from: {start} has {key} = {getattr(source.config, key)} but the "
+                f"config asks for {getattr(model.config, key)}; only the depth may grow"
+            )
+    old, new = source.config.num_hidden_layers, model.config.num_hidden_layers
+    if new < old:
+        raise SystemExit(f"[torch] init_from: {start} has {old} layers, more than the config's {new}")
+    # Source layer i lands at round(i * new / old): 4 into 8 gives 0, 2, 4, 6.
+    placed = {round(i * new / old): i for i in range(old)}
+    with torch.no_grad():
+        model.model.embed_tokens.weight.copy_(source.model.embed_tokens.weight)
+        model.model.norm.weight.copy_(source.model.norm.weight)
+        if not model.config.tie_word_embeddings:
+            model.lm_head.weight.copy_(source.lm_head.weight)
+        for j, layer in enumerate(model.model.layers):
+            if j in placed:
+                layer.load_state_dict(source.model.layers[placed[j]].state_dict())
+            else:
+                layer.self_attn.o_proj.weight.zero_()
+                layer.mlp.down_proj.weight.zero_()
+    run.say(f"starting from {start} ({old} layers" + (f", grown to {new})" if new > old else ")"))
 
 
 def save(model, optimizer, state, out, run):
@@ -255,7 +291,7 @@ def train(args):
     plan, actions = index["plan"], index["actions"]
     run = Run(args, c)
 
-    model, state, opt_state = load_model(out, encoded, run)
+    model, state, opt_state = load_model(out, encoded, run, c)
     options = c.get("torch", {})
     parallel = options.get("parallel", "ddp")
     trained = MaskedLoss(model)

@@ -88,6 +88,11 @@ pub struct TorchOptions {
     pub compile: bool,
     /// Under torchrun: `ddp`, or `fsdp` for a model that does not fit one device.
     pub parallel: String,
+    /// A fresh run starts from this checkpoint (and its tokenizer) instead of a random
+    /// init. A deeper `[model]` than the checkpoint's is grown from it: its layers
+    /// spread evenly, the new ones in between with zero output projections, so the
+    /// grown model starts out computing exactly what the checkpoint does.
+    pub init_from: Option<PathBuf>,
 }
 
 impl Default for TorchOptions {
@@ -96,6 +101,7 @@ impl Default for TorchOptions {
             precision: "auto".into(),
             compile: false,
             parallel: "ddp".into(),
+            init_from: None,
         }
     }
 }
@@ -166,9 +172,20 @@ pub fn load_split(dataset: &Path, split: &str) -> Result<Vec<Episode>> {
     Ok(episodes)
 }
 
-/// The tokenizer of a run: the one in `out` if there is one, else trained now.
+/// The tokenizer of a run: the one in `out` if there is one, else the one of the
+/// checkpoint it starts from, else trained now.
 fn tokenizer_for(config: &TrainConfig, train: &[Episode]) -> Result<Tokenizer> {
     let path = config.out.join("tokenizer.json");
+    if let (false, Some(start)) = (path.exists(), &config.torch.init_from) {
+        let theirs = start.join("tokenizer.json");
+        std::fs::create_dir_all(&config.out)?;
+        std::fs::copy(&theirs, &path).with_context(|| {
+            format!(
+                "[torch] init_from: cannot read {} (a checkpoint folder holds it)",
+                theirs.display()
+            )
+        })?;
+    }
     if path.exists() {
         return Tokenizer::load(&path).map_err(|e| anyhow::anyhow!("{e}"));
     }
