@@ -20,6 +20,7 @@ pub mod language;
 pub mod net;
 pub mod program;
 pub mod progress;
+pub mod sandbox;
 pub mod state;
 #[cfg(feature = "neural")]
 pub mod tokenizer;

@@ -222,8 +222,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::CheckSyntax { files } => {
             let mut broken = 0;
             for path in &files {
-                let source = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let source = neural_model::tracer::read_source(path).map_err(|e| e.to_string())?;
                 if let Err(problem) = neural_model::program::syntax::check(&source) {
                     println!("{}: {problem}", path.display());
                     broken += 1;

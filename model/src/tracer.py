@@ -1,9 +1,11 @@
 """Run one Python program under sys.settrace and write its events as JSON lines.
 
-Embedded in the neural-model binary and run as `python3 -I -S -c SOURCE ARGS_JSON`.
-Events go to the real stdout, one JSON object per line; the program's own stdout is
-captured and attached to the next event as `stdout`. The last line is always an `exit`
-(normal / error / never) or a `fatal` (the program could not be run at all).
+Embedded in the neural-model binary and run as `python3 -I -S -c SOURCE ARGS_FILE`
+(ARGS_FILE: a JSON object). Events go to the file ARGS["events"], one JSON object per
+line; it is not inherited by programs the debuggee runs, and a forked child writes
+nothing to it. The program's own stdout is captured and attached to the next event as
+`stdout`. The last line is always an `exit` (normal / error / never; `os._exit` too)
+or a `fatal` (the program could not be run at all).
 
 Choices (mirrored in the Rust docs):
 - Only frames of the program's own file are traced. Comprehensions, generator
@@ -24,7 +26,8 @@ import threading
 import time
 import types
 
-ARGS = json.loads(sys.argv[1])
+with open(sys.argv[1], encoding="utf-8") as args_file:
+    ARGS = json.load(args_file)
 PATH = ARGS["path"]
 CALL = ARGS.get("call")
 PROGRAM_ARGS = ARGS.get("args") or []
@@ -39,16 +42,28 @@ CUT = "\u2026"  # marks a repr that was cut at MAX_REPR characters
 HIDDEN_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
 INLINE_CODE = {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>"}
 
-EVENTS = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1 << 16)
-
-
+# Line-buffered: a run killed in a C loop (where no event fires) keeps its events.
+EVENTS = open(ARGS["events"], "w", encoding="utf-8", buffering=1)
 EMIT_LOCK = threading.Lock()
+REAL_EXIT = os._exit
+IN_FORKED_CHILD = False  # a child of os.fork() runs on untraced and writes no events
 
 
 def emit(record):
+    if IN_FORKED_CHILD:
+        return
     line = json.dumps(record, ensure_ascii=False) + "\n"
     with EMIT_LOCK:
         EVENTS.write(line)
+
+
+def forked_child():
+    global IN_FORKED_CHILD
+    IN_FORKED_CHILD = True
+    sys.settrace(None)
+
+
+os.register_at_fork(after_in_child=forked_child)
 
 
 class Captured(io.TextIOBase):
@@ -255,9 +270,10 @@ class Tracer:
 
     def write(self, frame, event, value=None):
         self.events += 1
+        now = time.monotonic()
         if self.events > MAX_EVENTS:
             self.over = "more than %d events" % MAX_EVENTS
-        elif time.monotonic() > self.deadline:
+        elif now > self.deadline:
             self.over = "ran longer than %g seconds" % MAX_SECONDS
         if self.over:
             raise Budget(self.over)
@@ -332,8 +348,10 @@ def run():
     except ValueError as error:  # e.g. null bytes
         return fatal("ValueError", str(error))
 
-    captured = Captured()
+    global CAPTURED
+    captured = CAPTURED = Captured()
     sys.stdout = captured
+    os._exit = traced_exit
     sys.stdin = io.StringIO("")  # a traced program cannot wait for input
     tracer = Tracer(PATH, captured)
     module = types.ModuleType("__main__")
@@ -374,7 +392,8 @@ def run():
             if code_ is None or code_ == 0:
                 outcome["exit"] = {"kind": "normal"}
             else:
-                outcome["exit"] = {"kind": "error", "type": "SystemExit", "message": str(code_)}
+                message = str(int(code_)) if isinstance(code_, int) else str(code_)
+                outcome["exit"] = {"kind": "error", "type": "SystemExit", "message": message}
         except BaseException as error:
             sys.settrace(None)
             if tracer.over:
@@ -396,13 +415,28 @@ def run():
             record = {"event": "exit", "kind": "never", "reason": "ran longer than %g seconds" % MAX_SECONDS}
             EVENTS.write(json.dumps(record) + "\n")
             EVENTS.flush()
-            os._exit(0)
+            REAL_EXIT(0)
     exit_record = {"event": "exit"}
     exit_record.update(outcome.get("exit", {"kind": "error", "type": "InternalError", "message": "the tracer stopped"}))
     text = captured.take()
     if text:
         exit_record["stdout"] = text
     emit(exit_record)
+
+
+def traced_exit(status):
+    """os._exit as the program sees it: the run ends here, with an exit record."""
+    if not IN_FORKED_CHILD:
+        sys.settrace(None)
+        record = {"event": "exit", "kind": "normal"}
+        if status != 0:
+            record = {"event": "exit", "kind": "error", "type": "SystemExit", "message": str(status)}
+        text = CAPTURED.take() if CAPTURED else ""
+        if text:
+            record["stdout"] = text
+        emit(record)
+        EVENTS.flush()
+    REAL_EXIT(status)
 
 
 def message_of(error):
@@ -412,6 +446,7 @@ def message_of(error):
         return ""
 
 
+CAPTURED = None
 run()
 EVENTS.flush()
-os._exit(0)
+REAL_EXIT(0)

@@ -4,6 +4,7 @@
 use crate::state::{Event, Exit, Frame, State, Vars};
 use crate::tree::StateTree;
 use serde::Deserialize;
+use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -55,14 +56,7 @@ pub struct Program {
 impl Program {
     /// Read a program from disk, failing clearly on a missing or non-UTF-8 file.
     pub fn load(path: &Path, call: Option<String>) -> Result<Self, TraceError> {
-        let bytes = std::fs::read(path).map_err(|e| TraceError::Unreadable {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        let source = String::from_utf8(bytes).map_err(|e| TraceError::NotUtf8 {
-            path: path.to_path_buf(),
-            offset: e.utf8_error().valid_up_to(),
-        })?;
+        let source = read_source(path)?;
         Ok(Program {
             path: path.to_path_buf(),
             source,
@@ -76,6 +70,53 @@ impl Program {
         let index = (line as usize).wrapping_sub(1);
         self.source.lines().nth(index).unwrap_or("").trim_end()
     }
+}
+
+/// Largest program file read, in bytes.
+pub const MAX_SOURCE: u64 = 4 << 20;
+
+/// Read a Python source file, refusing what is not a regular file (a FIFO or device
+/// would block or never end) and files over [`MAX_SOURCE`].
+pub fn read_source(path: &Path) -> Result<String, TraceError> {
+    let unreadable = |reason: String| TraceError::Unreadable {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        // Opening a FIFO for reading waits for a writer; non-blocking, it does not.
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| unreadable(e.to_string()))?;
+    let metadata = file.metadata().map_err(|e| unreadable(e.to_string()))?;
+    if !metadata.is_file() {
+        let kind = if metadata.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file"
+        };
+        return Err(unreadable(format!(
+            "it is {kind}; name a Python source file"
+        )));
+    }
+    if metadata.len() > MAX_SOURCE {
+        return Err(unreadable(format!(
+            "it has {} bytes, more than the {} MiB a program may have",
+            metadata.len(),
+            MAX_SOURCE >> 20
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SOURCE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| unreadable(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| TraceError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset: e.utf8_error().valid_up_to(),
+    })
 }
 
 /// A recorded run.
@@ -152,61 +193,75 @@ pub fn python() -> String {
 }
 
 /// Run `program` under the tracer and record its state tree.
+///
+/// The tracer writes its events to a file of its own, not to stdout: a child the
+/// program starts (`os.system`, a daemon) can then neither mix its output into the
+/// events nor keep the run open by holding a pipe. The program's own stdout is
+/// captured by the tracer; what bypasses it (a subprocess writing to fd 1) and stderr
+/// go to a console file, kept up to [`MAX_CONSOLE`] bytes. When the tracer exits, the
+/// rest of its process group is killed.
 pub fn trace(program: &Program, limits: &Limits) -> Result<Trace, TraceError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("neural-trace-")
+        .tempdir()
+        .map_err(|e| TraceError::Tracer(format!("cannot create a temporary folder: {e}")))?;
+    let events_path = scratch.path().join("events.jsonl");
+    let args_path = scratch.path().join("args.json");
     let args = serde_json::json!({
         "path": program.path.to_string_lossy(),
         "call": program.call,
         "args": program.args,
         "cwd": program.cwd.as_ref().map(|c| c.to_string_lossy()),
+        "events": events_path.to_string_lossy(),
         "max_events": limits.max_events,
         "max_seconds": limits.max_seconds,
         "max_stdout": limits.max_stdout,
         "max_depth": limits.max_depth,
         "max_repr": limits.max_repr,
     });
+    let scratch_error = |e: std::io::Error| {
+        TraceError::Tracer(format!("cannot write to the temporary folder: {e}"))
+    };
+    std::fs::write(&args_path, args.to_string()).map_err(scratch_error)?;
+    let console_path = scratch.path().join("console.txt");
+    let console = File::create(&console_path).map_err(scratch_error)?;
+    let console_too = console.try_clone().map_err(scratch_error)?;
+
     let python = python();
-    let mut child = Command::new(&python)
-        .args(["-I", "-S", "-c", TRACER, &args.to_string()])
+    let mut command = Command::new(&python);
+    command
+        .args(["-I", "-S", "-c", TRACER])
+        .arg(&args_path)
         .env("PYTHONHASHSEED", "0") // stable set and dict-of-str orders
         .env("PYTHONIOENCODING", "utf-8")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| TraceError::NoPython {
-            python: python.clone(),
-            reason: e.to_string(),
-        })?;
+        .stdout(console)
+        .stderr(console_too);
+    crate::sandbox::confine(&mut command, limits.confinement());
+    let mut child = command.spawn().map_err(|e| TraceError::NoPython {
+        python: python.clone(),
+        reason: e.to_string(),
+    })?;
 
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let reader = std::thread::spawn(move || {
-        BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .collect::<Vec<String>>()
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.take(1 << 20).read_to_string(&mut text);
-        text
-    });
     // The tracer keeps its own clock; this one is the backstop for a program stuck
     // where no event fires (a long sleep, a C loop).
     let grace = Duration::from_secs_f64(limits.max_seconds.max(0.0) + 2.0);
-    let timed_out = match child.wait_timeout(grace) {
-        Ok(Some(_)) => false,
-        Ok(None) | Err(_) => true,
+    let status = match child.wait_timeout(grace) {
+        Ok(Some(status)) => Some(status),
+        Ok(None) | Err(_) => None,
     };
-    if timed_out {
-        let _ = child.kill();
-    }
+    crate::sandbox::kill_group(child.id());
+    let _ = child.kill();
     let _ = child.wait();
-    let lines = reader
-        .join()
-        .map_err(|_| TraceError::Tracer("reader thread panicked".into()))?;
-    let stderr = err_reader.join().unwrap_or_default();
-    let (tree, stderr) = build(program, &lines, timed_out, limits, stderr)?;
+
+    let console = read_prefix(&console_path, MAX_CONSOLE);
+    let events = File::open(&events_path).ok().map(BufReader::new);
+    let ending = match status {
+        None => Ending::TimedOut,
+        Some(status) if crate::sandbox::over_cpu_limit(&status) => Ending::OverCpu,
+        Some(status) => Ending::Exited(status),
+    };
+    let (tree, stderr) = build(program, events, ending, limits, console)?;
     Ok(Trace {
         program: program.clone(),
         tree,
@@ -214,10 +269,42 @@ pub fn trace(program: &Program, limits: &Limits) -> Result<Trace, TraceError> {
     })
 }
 
+/// Bytes of the console file (stderr, and output that bypassed the tracer) kept.
+pub const MAX_CONSOLE: u64 = 1 << 20;
+
+/// How the tracer's process ended.
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    OverCpu,
+}
+
+/// The first `limit` bytes of a file as text (invalid UTF-8 replaced), "" if unreadable.
+fn read_prefix(path: &Path, limit: u64) -> String {
+    let mut bytes = Vec::new();
+    if let Ok(file) = File::open(path) {
+        let _ = file.take(limit).read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+impl Limits {
+    /// Resource limits of the traced process, from the budgets: CPU a little over
+    /// the time budget (the tracer's own clock ends a run first), 4 GiB of address
+    /// space, and 512 MiB files (the event file included).
+    pub fn confinement(&self) -> crate::sandbox::Confinement {
+        crate::sandbox::Confinement {
+            cpu_seconds: self.max_seconds.max(0.0).ceil() as u64 + 5,
+            memory_bytes: 4 << 30,
+            file_bytes: 512 << 20,
+        }
+    }
+}
+
 fn build(
     program: &Program,
-    lines: &[String],
-    timed_out: bool,
+    events: Option<BufReader<File>>,
+    ending: Ending,
     limits: &Limits,
     stderr: String,
 ) -> Result<(StateTree, String), TraceError> {
@@ -225,9 +312,22 @@ fn build(
     let mut stack: Vec<Frame> = Vec::new();
     let mut exit = None;
     let mut trailing = String::new();
-    for line in lines {
-        let record: Record = serde_json::from_str(line)
-            .map_err(|e| TraceError::Tracer(format!("bad event line ({e}): {line:.200}")))?;
+    let killed = !matches!(ending, Ending::Exited(_));
+    for line in events
+        .into_iter()
+        .flat_map(|e| e.lines())
+        .map_while(Result::ok)
+    {
+        let record: Record = match serde_json::from_str(&line) {
+            Ok(record) => record,
+            // A process killed mid-write leaves a cut last line.
+            Err(_) if killed => break,
+            Err(e) => {
+                return Err(TraceError::Tracer(format!(
+                    "bad event line ({e}): {line:.200}"
+                )))
+            }
+        };
         let (event, record) = match record {
             Record::Call(r) => (Event::Call, r),
             Record::Line(r) => (Event::Line, r),
@@ -291,19 +391,25 @@ fn build(
             stdout: record.stdout,
         });
     }
-    let exit = match exit {
-        Some(exit) => exit,
-        None if timed_out => Exit::Never {
+    let exit = match (exit, ending) {
+        (Some(exit), _) => exit,
+        (None, Ending::TimedOut) => Exit::Never {
             reason: format!("ran longer than {} seconds", limits.max_seconds),
         },
-        None => {
+        (None, Ending::OverCpu) => Exit::Never {
+            reason: format!(
+                "used more than {} seconds of CPU",
+                limits.confinement().cpu_seconds
+            ),
+        },
+        (None, Ending::Exited(status)) => {
             let detail = stderr
                 .lines()
                 .rev()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("no output");
             return Err(TraceError::Tracer(format!(
-                "python stopped without an exit record: {detail}"
+                "python stopped ({status}) without an exit record: {detail}"
             )));
         }
     };

@@ -869,3 +869,122 @@ fn next_and_step_out_stop_at_breakpoints_in_the_code_they_skip() {
     assert_eq!(local(&mut client, "x"), "1");
     client.finish();
 }
+
+/// The `exitCode` of the run's `exited` event.
+fn exit_code(client: &Client) -> Value {
+    let exited = client.received.iter().find(|m| m["event"] == "exited");
+    exited.expect("an exited event")["body"]["exitCode"].clone()
+}
+
+/// Whether process `pid` is still running (a zombie waiting to be reaped is not).
+fn running(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn children_of_the_program_neither_hold_up_the_launch_nor_outlive_it() {
+    // The sleeper used to hold the tracer's stdout pipe, so launch waited 300 s; the
+    // shell's echo landed among the events and failed the launch ("bad event line");
+    // 1.5 MB on stderr filled the pipe and killed the program with BrokenPipeError.
+    let mut client = Client::stdio();
+    client.start(&program("children.py"), &[9], no_entry());
+    let pid = local(&mut client, "pid");
+    assert!(!running(&pid), "the program's child {pid} was left running");
+    assert!(client.step("continue").is_none());
+    assert_eq!(client.stdout(), "done\n");
+    let stderr: String = client
+        .received
+        .iter()
+        .filter(|m| m["event"] == "output" && m["body"]["category"] == "stderr")
+        .map(|m| m["body"]["output"].as_str().unwrap())
+        .collect();
+    assert!(stderr.contains("from a shell"), "{:.200}", stderr);
+    assert!(stderr.contains("eeee"));
+    assert_eq!(
+        exit_code(&client),
+        5,
+        "sys.exit(5) ends the run with status 5"
+    );
+    client.finish();
+}
+
+#[test]
+fn exit_statuses_are_those_python_gives() {
+    for (call, status, said) in [
+        ("quit_with(7)", 7, None),
+        ("quit_with('bye')", 1, Some("bye")),
+        ("leave_at_once(3)", 3, None),
+        ("leave_at_once(0)", 0, None),
+    ] {
+        let mut client = Client::stdio();
+        client.start(&program("exits.py"), &[], json!({ "call": call }));
+        assert!(client.step("continue").is_none());
+        assert!(
+            client.stdout().ends_with("ing\n"),
+            "{call}: {}",
+            client.stdout()
+        );
+        assert_eq!(exit_code(&client), status, "{call}");
+        let stderr = client
+            .received
+            .iter()
+            .filter(|m| m["event"] == "output" && m["body"]["category"] == "stderr")
+            .map(|m| m["body"]["output"].as_str().unwrap().to_string())
+            .collect::<String>();
+        match said {
+            Some(text) => assert_eq!(stderr.trim(), text, "{call}"),
+            None => assert!(!stderr.contains("Uncaught"), "{call}: {stderr}"),
+        }
+        client.finish();
+    }
+}
+
+#[test]
+fn files_that_are_not_regular_files_are_refused_without_blocking() {
+    let dir = std::env::temp_dir().join(format!("neural-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("pipe.py");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (mut server, address) = tcp_server();
+    let mut probe = Client::tcp(&address);
+    probe.ok("initialize", json!({ "adapterID": "neural" }));
+    for path in [fifo.display().to_string(), "/dev/zero".to_string()] {
+        // Opening a FIFO used to wait for a writer, stalling the server's other
+        // connections; /dev/zero was read without end.
+        let answer = probe.ok(
+            "setBreakpoints",
+            json!({ "source": { "path": path }, "breakpoints": [{ "line": 1 }] }),
+        );
+        let breakpoint = &answer["breakpoints"][0];
+        assert_eq!(breakpoint["verified"], false, "{path}");
+        let why = breakpoint["message"].as_str().unwrap();
+        assert!(why.contains("not a regular file"), "{path}: {why}");
+    }
+    let refused = probe.fails(
+        "launch",
+        json!({ "program": "/dev/zero", "engine": "trace" }),
+    );
+    assert!(refused.contains("not a regular file"), "{refused}");
+    // The same connection, and another one, still debug.
+    let mut other = Client::tcp(&address);
+    other.start(&program("nested.py"), &[3], no_entry());
+    assert_eq!(local(&mut other, "x"), "0");
+    probe.ok("disconnect", json!({}));
+    other.ok("disconnect", json!({}));
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -56,7 +56,7 @@ pub fn set_breakpoints(conn: &mut Connection, request: &Request) -> Result<(), S
             "not the program being debugged: breakpoints work in the launched program only"
                 .to_string(),
         ),
-        None => std::fs::read_to_string(&key).map_err(|e| format!("cannot read {path}: {e}")),
+        None => neural_model::tracer::read_source(&key).map_err(|e| e.to_string()),
     };
     let executable = source.as_deref().map(executable_lines).unwrap_or_default();
     let mut placed = BTreeSet::new();

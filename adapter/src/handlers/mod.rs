@@ -192,6 +192,17 @@ impl Connection {
                 self.out.output("stdout", &stdout);
                 let code = match &exit {
                     neural_model::Exit::Normal => 0,
+                    // sys.exit(n) and os._exit(n) end with status n; sys.exit("why")
+                    // prints its message and ends with 1, as Python does.
+                    neural_model::Exit::Error { r#type, message } if r#type == "SystemExit" => {
+                        match message.trim().parse::<i64>() {
+                            Ok(status) => status,
+                            Err(_) => {
+                                self.out.output("stderr", &format!("{message}\n"));
+                                1
+                            }
+                        }
+                    }
                     neural_model::Exit::Error { r#type, message } => {
                         let text = if message.is_empty() {
                             format!("{type}\n")

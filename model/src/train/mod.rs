@@ -35,6 +35,11 @@ use std::time::Instant;
 pub struct TrainConfig {
     /// Folder of a dataset built by `neural-model dataset`.
     pub dataset: PathBuf,
+    /// More datasets whose train splits join `dataset`'s (say, one built with another
+    /// `--seed`). Validation stays on `dataset`'s split, so runs stay comparable. The
+    /// splits are by program text, so a program held out in one is held out in all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_train: Vec<PathBuf>,
     /// Folder for checkpoints, logs and the loss curve.
     pub out: PathBuf,
     pub seed: u64,
@@ -331,6 +336,9 @@ pub(crate) fn encode_run(config: &TrainConfig) -> Result<Encoded> {
     )?;
     let wanted = |e: &Episode| config.origins.is_empty() || config.origins.contains(&e.origin);
     let mut train_episodes = load_split(&config.dataset, "train")?;
+    for more in &config.more_train {
+        train_episodes.extend(load_split(more, "train")?);
+    }
     train_episodes.retain(wanted);
     if train_episodes.is_empty() {
         bail!(
