@@ -20,6 +20,7 @@
 
 use crate::engine::{Engine, EngineError, ExceptionStops, Position, PositionKey, Prediction};
 use indexmap::IndexMap;
+use neural_model::program::ProgramModel;
 use neural_model::{Action, Event, Exit, Outcome, Program, State};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -95,6 +96,8 @@ pub enum SessionError {
 pub struct Session {
     engine: Arc<dyn Engine>,
     program: Program,
+    /// What the program's text says (which frames a line can reach).
+    model: ProgramModel,
     breakpoints: BTreeSet<u32>,
     exception_stops: ExceptionStops,
     history: Vec<Stop>,
@@ -120,6 +123,7 @@ impl Session {
         let entry_key = entry.key;
         let mut session = Session {
             engine,
+            model: ProgramModel::of(&program.source),
             program,
             breakpoints: BTreeSet::new(),
             exception_stops: ExceptionStops::default(),
@@ -302,12 +306,11 @@ impl Session {
             // call made from here; when stepping out, this frame's own lines count too.
             None => {
                 let stepping_out = actions.first() == Some(&Action::StepReturn);
-                let source = &self.program.source;
+                let model = &self.model;
                 // No prediction where no breakpoint's frame can be reached from here.
-                let layout = neural_model::grammar::Layout::of(source);
                 let reachable = self.breakpoints.iter().any(|&line| {
-                    layout.frames_of(line, false).iter().any(|frame| {
-                        may_call(source, here.state.line, frame)
+                    model.layout.frames_of(line, false).iter().any(|frame| {
+                        model.may_call(here.state.line, frame)
                             || stepping_out && *frame == here.state.function
                     })
                 });
@@ -316,7 +319,7 @@ impl Session {
                 }
                 let hit = engine.predict_quickly(&here, &hit_action)?;
                 hit.outcome.state().is_some_and(|hit| {
-                    hit.depth > here.state.depth && may_call(source, here.state.line, &hit.function)
+                    hit.depth > here.state.depth && model.may_call(here.state.line, &hit.function)
                         || stepping_out
                             && hit.depth == here.state.depth
                             && hit.function == here.state.function
@@ -593,34 +596,6 @@ impl Session {
             _ => {}
         }
     }
-}
-
-/// Whether the code on `line` can reach a frame of `function`: the function is named on
-/// the line, or in a function named there, and so on (a call graph read from the
-/// source: names, not types, so it errs towards yes).
-fn may_call(source: &str, line: u32, function: &str) -> bool {
-    use neural_model::grammar::{identifiers, Layout};
-    let layout = Layout::of(source);
-    let lines: Vec<&str> = source.lines().collect();
-    let mut seen = std::collections::BTreeSet::new();
-    let mut frontier: Vec<String> = lines
-        .get((line as usize).wrapping_sub(1))
-        .map(|text| identifiers(text).into_iter().collect())
-        .unwrap_or_default();
-    while let Some(name) = frontier.pop() {
-        if name == function {
-            return true;
-        }
-        if !seen.insert(name.clone()) {
-            continue;
-        }
-        for (text, scope) in lines.iter().zip(&layout.scope) {
-            if *scope == name {
-                frontier.extend(identifiers(text));
-            }
-        }
-    }
-    false
 }
 
 #[cfg(test)]
@@ -916,15 +891,6 @@ mod tests {
         let before = engine.asked();
         s.step(Step::Over).unwrap();
         assert_eq!(engine.asked() - before, 2, "a check, then the step");
-    }
-
-    #[test]
-    fn a_line_may_call_what_it_names_and_what_those_call() {
-        let source = "def g(x):\n    return x\ndef f(x):\n    return g(x)\ny = f(1)\nz = 2\n";
-        assert!(may_call(source, 5, "f"));
-        assert!(may_call(source, 5, "g"), "through f");
-        assert!(!may_call(source, 6, "f"));
-        assert!(!may_call(source, 2, "f"));
     }
 
     fn printed(moved: Move) -> String {

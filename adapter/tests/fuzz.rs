@@ -171,14 +171,22 @@ fn no_input_panics_any_reader_of_untrusted_text() {
     let started = std::time::Instant::now();
     for exec in 0..execs {
         let input = mutate(&mut rng);
-        let outcome = catch_unwind(AssertUnwindSafe(|| exercise(&runtime, &input, exec % 8 == 0)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            exercise(&runtime, &input, exec % 8 == 0)
+        }));
         if outcome.is_err() {
             let path = std::env::temp_dir().join(format!("neural-fuzz-crash-{seed}-{exec}"));
             let _ = std::fs::write(&path, &input);
-            panic!("execution {exec} (seed {seed}) panicked; its input is in {}", path.display());
+            panic!(
+                "execution {exec} (seed {seed}) panicked; its input is in {}",
+                path.display()
+            );
         }
         if exec > 0 && exec % 1_000_000 == 0 {
-            eprintln!("{exec} executions, {:.0} s", started.elapsed().as_secs_f64());
+            eprintln!(
+                "{exec} executions, {:.0} s",
+                started.elapsed().as_secs_f64()
+            );
         }
     }
     eprintln!(

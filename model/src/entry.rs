@@ -339,6 +339,8 @@ pub fn elements(repr: &str) -> Option<Vec<String>> {
             [start, stop, step] if step != 0 => (start, stop, step),
             _ => return None,
         };
+        // i128: the span of two i64 bounds does not fit an i64.
+        let (start, stop, step) = (start as i128, stop as i128, step as i128);
         let count = match step {
             step if step > 0 && stop > start => (stop - start + step - 1) / step,
             step if step < 0 && start > stop => (start - stop - step - 1) / -step,
@@ -363,8 +365,9 @@ pub fn elements(repr: &str) -> Option<Vec<String>> {
             })
             .collect();
     }
-    if repr.starts_with(['\'', '"']) && !repr.contains('\\') {
-        let text = &repr[1..repr.len().checked_sub(1)?];
+    let quote = repr.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+    if !repr.contains('\\') {
+        let text = repr.strip_prefix(quote)?.strip_suffix(quote)?;
         return Some(
             text.chars()
                 .map(|c| python_str_repr(&c.to_string()))
@@ -666,6 +669,16 @@ mod tests {
         assert_eq!(of("range(0)").as_deref(), Some(""));
         assert_eq!(of("[1, 2, …"), None);
         assert_eq!(of("Point(1, 2)"), None);
+        assert_eq!(of("'é'").as_deref(), Some("'é'"));
+        // Garbage (a prediction, a fuzzer's input) gets no elements, not a panic.
+        for garbage in [
+            "'",
+            "'é",
+            "\"'",
+            "range(-9223372036854775808, 9223372036854775807)",
+        ] {
+            assert_eq!(of(garbage), None, "{garbage}");
+        }
     }
 
     #[test]

@@ -10,11 +10,13 @@
 //! at a random state in full teach the model this shape too).
 
 use crate::action::Action;
-use crate::grammar::{self, Body, BodySpec, Layout};
+use crate::grammar::{Body, BodySpec};
 use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
 use crate::net::{
     greedy, load_checkpoint, Allowed, CpuModel, DecodeCache, Decoder, Llama, LlamaConfig,
 };
+use crate::program::layout;
+use crate::program::ProgramModel;
 use crate::state::{Event, State};
 use crate::tokenizer::Tokenizer;
 use crate::tree::Outcome;
@@ -156,160 +158,13 @@ pub struct Predictor<M: Decoder = CpuModel> {
     unconstrained: bool,
 }
 
-/// What the grammar knows of a program's text.
-struct ProgramText {
-    /// The program's lines: what a state's source line may be.
-    lines: Vec<String>,
-    /// The frame each line runs in; the names the program could bind.
-    layout: Layout,
-    identifiers: Vec<String>,
-    /// The parameters of the frame whose `call` stands on each line.
-    parameters: std::collections::BTreeMap<u32, Vec<String>>,
-    /// The names each function's lines mention (sorted).
-    frame_names: std::collections::HashMap<String, Vec<String>>,
-    /// Which line can follow which inside a frame.
-    flow: crate::program::flow::Flow,
-    /// Some line says `global` or `nonlocal`: a name can be rebound from another frame.
-    rebinds_from_afar: bool,
-    /// Functions a line may call without naming them (see `grammar::called_from_afar`).
-    called_from_afar: BTreeSet<String>,
-    /// Some line removes, inserts, reorders or deletes items (`pop`, `sort`, `del`, ...):
-    /// a list may change under a loop other than by appending.
-    reorders_lists: bool,
-}
-
-impl ProgramText {
-    /// Line `line`'s code, without a trailing comment (empty past the end).
-    fn code(&self, line: u32) -> &str {
-        let text = self.lines.get(line as usize - 1).map_or("", String::as_str);
-        text.split(" #").next().unwrap_or(text)
-    }
-
-    /// The lines (1-based) that run in `function`'s frame.
-    fn frame_lines<'s>(&'s self, function: &'s str) -> impl Iterator<Item = u32> + 's {
-        let scope = &self.layout.scope;
-        (1..=scope.len() as u32).filter(move |&l| scope[l as usize - 1] == function)
-    }
-
-    /// The names line `line` may bind: what its statement binds if the statement
-    /// begins there, else (a continuation line) every name on it.
-    fn binds(&self, line: u32) -> BTreeSet<String> {
-        if self.flow.statement(line).first() == Some(&line) {
-            grammar::bound_by(self.code(line))
-        } else {
-            grammar::identifiers(self.code(line))
-        }
-    }
-
-    /// Whether a frame can return from `line`: the statement there can end it, or it
-    /// pauses at a `yield`.
-    fn ends_frame(&self, line: u32) -> bool {
-        let text = self.lines.get(line as usize - 1).map_or("", String::as_str);
-        self.flow.can_return(line) || grammar::words(text).any(|w| w == "yield")
-    }
-
-    /// Whether a `def` or `class` of the program binds `name`.
-    fn defines(&self, name: &str) -> bool {
-        let layout = &self.layout;
-        layout
-            .calls
-            .values()
-            .chain(layout.classes.values())
-            .any(|f| f == name)
-    }
-
-    /// Whether a line of `function` may unbind a local (`del`, or the end of an
-    /// `except ... as` block).
-    fn may_unbind(&self, function: &str) -> bool {
-        self.frame_lines(function).any(|line| {
-            let words: BTreeSet<&str> = grammar::words(self.code(line)).collect();
-            words.contains("del") || words.contains("except") && words.contains("as")
-        })
-    }
-
-    /// The lines a `call` event may stand on when the statement on `line` calls: the
-    /// frames of functions it names, of dunder methods (operators, `__repr__`; an
-    /// `__init__` where it names a class), lambdas and comprehensions, generators
-    /// resuming, and functions called from afar (passed around, nested); never the
-    /// module's. Names, not types: errs towards yes.
-    fn callees_of(&self, line: u32) -> BTreeSet<u32> {
-        let statement = self.flow.statement(line);
-        let named: BTreeSet<&str> = statement
-            .iter()
-            .flat_map(|&l| grammar::words(self.code(l)))
-            .collect();
-        // `__init__` runs where a class is called (by name, or as `cls`, `type(self)`).
-        let classes: BTreeSet<&str> = self.layout.classes.values().map(String::as_str).collect();
-        let constructs = named.iter().any(|w| {
-            classes.contains(w) || matches!(*w, "super" | "cls" | "type" | "__class__" | "replace")
-        }) || classes.iter().any(|c| self.called_from_afar.contains(*c));
-        let may_run = |frame: &&str| match *frame {
-            "<module>" => false,
-            // A class body runs from its own `class` statement only.
-            class if classes.contains(class) => statement
-                .iter()
-                .any(|l| self.layout.classes.get(l).is_some_and(|c| c == class)),
-            "__init__" | "__new__" | "__post_init__" => constructs,
-            _ => {
-                named.contains(frame)
-                    || frame.starts_with("__")
-                    || frame.contains('<')
-                    || self.layout.resumable.contains(*frame)
-                    || self.called_from_afar.contains(*frame)
-            }
-        };
-        (1..=self.lines.len() as u32)
-            .filter(|&n| self.layout.frames_of(n, true).iter().any(may_run))
-            .collect()
-    }
-
-    /// The lines of the block that the clause header on `line` opens: every line
-    /// after it up to the first statement indented no deeper than the header.
-    fn block(&self, line: u32) -> std::ops::RangeInclusive<u32> {
-        let indent = |text: &str| text.len() - text.trim_start().len();
-        let header = indent(self.code(line));
-        let mut end = self.flow.statement(line).last().copied().unwrap_or(line);
-        for next in end + 1..=self.lines.len() as u32 {
-            let code = self.code(next);
-            let starts = self.flow.statement(next).first() == Some(&next);
-            if code.trim().is_empty() || code.trim_start().starts_with('#') || !starts {
-                continue;
-            }
-            if indent(code) <= header {
-                break;
-            }
-            end = self.flow.statement(next).last().copied().unwrap_or(next);
-        }
-        line + 1..=end
-    }
-
-    /// Shows each caller of `state` on the line that calls the frame above it (the
-    /// derived stack keeps a caller's line from before a jump).
-    fn place_callers(&self, state: &mut State) {
-        let callees: Vec<String> = state
-            .stack
-            .iter()
-            .skip(1)
-            .map(|frame| frame.function.clone())
-            .chain(std::iter::once(state.function.clone()))
-            .collect();
-        for (frame, callee) in state.stack.iter_mut().zip(callees) {
-            if frame.line > 0 {
-                frame.line =
-                    self.layout
-                        .call_site(&self.lines, &frame.function, frame.line, &callee);
-            }
-        }
-    }
-}
-
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
 pub struct ProgramContext<M: Decoder = CpuModel> {
     /// How many idle lines of a long program the model reads without.
     pub lines_left_out: usize,
     cache: M::Cache,
     prefix_len: usize,
-    text: ProgramText,
+    text: ProgramModel,
     /// The state the cache ends with: a step from it continues the episode (as in
     /// training) instead of re-reading it in full.
     tail: Option<Tail>,
@@ -432,34 +287,11 @@ impl<M: Decoder> Predictor<M> {
         }
         let mut cache = self.model.new_cache();
         self.model.extend(&prompt, &mut cache)?;
-        let lines: Vec<String> = source.lines().map(|l| l.trim_end().to_string()).collect();
-        let layout = Layout::of(source);
-        let parameters = layout.parameters(source);
         Ok(ProgramContext {
             lines_left_out,
             prefix_len: cache.len(),
             cache,
-            text: ProgramText {
-                lines,
-                frame_names: layout.frame_names(source, &parameters),
-                called_from_afar: grammar::called_from_afar(source, &layout),
-                flow: crate::program::flow::Flow::of(source),
-                parameters,
-                layout,
-                identifiers: grammar::identifiers(source).into_iter().collect(),
-                rebinds_from_afar: source
-                    .lines()
-                    .any(|line| grammar::words(line).any(|w| w == "global" || w == "nonlocal")),
-                reorders_lists: source.lines().any(|line| {
-                    let code = line.split(" #").next().unwrap_or(line);
-                    grammar::words(code).any(|w| {
-                        matches!(
-                            w,
-                            "insert" | "remove" | "pop" | "sort" | "reverse" | "clear" | "del"
-                        )
-                    })
-                }),
-            },
+            text: ProgramModel::of(source),
             tail: None,
             last_prompt: None,
             footprints: Footprints::default(),
@@ -746,7 +578,7 @@ impl<M: Decoder> Predictor<M> {
 /// What the trace language lets come next, token by token.
 struct Grammar<'a, M: Decoder> {
     predictor: &'a Predictor<M>,
-    program: &'a ProgramText,
+    program: &'a ProgramModel,
     prev: &'a State,
     /// The state one forward step before `prev`, where known.
     came_from: Option<&'a State>,
@@ -771,7 +603,7 @@ struct Grammar<'a, M: Decoder> {
 impl<'a, M: Decoder> Grammar<'a, M> {
     fn new(
         predictor: &'a Predictor<M>,
-        program: &'a ProgramText,
+        program: &'a ProgramModel,
         prev: &'a State,
         footprints: &'a Footprints,
         action: &'a Action,
@@ -996,7 +828,7 @@ impl<'a, M: Decoder> Grammar<'a, M> {
             .map(|t| t.split(" #").next().unwrap_or(t))
             .collect::<Vec<_>>()
             .join(" ");
-        let rebinds = grammar::words(&code).any(|w| w == "for" || w == "lambda");
+        let rebinds = layout::words(&code).any(|w| w == "for" || w == "lambda");
         if rebinds || code.contains(":=") {
             return None;
         }
@@ -1019,7 +851,7 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         let before = &code[..at];
         let receiver = match before.strip_suffix('.') {
             Some(object) if method => {
-                let name = grammar::trailing_name(object);
+                let name = layout::trailing_name(object);
                 let attribute = object[..object.len() - name.len()].ends_with('.');
                 if name.is_empty() || attribute {
                     return None;
@@ -1374,7 +1206,7 @@ impl<'a, M: Decoder> Grammar<'a, M> {
     /// Forward: after a line, the lines that can follow it (or, to end the frame, the
     /// same statement); a fresh call's first lines; back in a caller after a return,
     /// its calling statement or what follows it; a Step Into's `call`, the first lines
-    /// of what the running statement can call (see `ProgramText::callees_of`).
+    /// of what the running statement can call (see `ProgramModel::callees_of`).
     /// Backward: the lines that can lead to the current one.
     fn flow_lines(&self, event: &str) -> Option<(u32, BTreeSet<u32>)> {
         let (prev, flow) = (self.prev, &self.program.flow);
@@ -1709,48 +1541,6 @@ fn json_object_spans(text: &str) -> IndexMap<String, std::ops::Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_module_returns_from_its_last_statement() {
-        // The first line the module's frame may return from (after a line event
-        // there): every such line lies in its last top-level statement.
-        let at = |source: &str| {
-            let (layout, flow) = (Layout::of(source), crate::program::flow::Flow::of(source));
-            let module = |l: &u32| {
-                layout
-                    .scope
-                    .get(*l as usize - 1)
-                    .is_some_and(|s| s == "<module>")
-            };
-            let ends: Vec<u32> = (1..=source.lines().count() as u32)
-                .filter(|l| module(l) && flow.can_return(*l))
-                .collect();
-            assert!(!ends.is_empty(), "{source}");
-            ends[0]
-        };
-        assert_eq!(at("x = 1\nprint(x)\n"), 2);
-        let source = "\
-def f():
-    return 1
-
-@decorate
-@twice
-def g():
-    pass
-";
-        assert!(at(source) >= 4);
-        let source = "\
-if __name__ == '__main__':
-    f()
-else:
-    g()
-# the end
-";
-        assert_eq!(at(source), 2, "the end of either block");
-        let source = "text = '''\nnot code\n'''\ntry:\n    a()\nfinally:\n    b()\n";
-        assert!(at(source) >= 4);
-        assert_eq!(at("x = (1,\n2)\n"), 1);
-    }
 
     #[test]
     fn value_spans_are_found_in_the_locals_object() {

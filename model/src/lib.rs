@@ -4,6 +4,23 @@
 //! does), [`tree`] (the exact effect of an action on a recorded run), [`tracer`]
 //! (recording a run with real Python), [`language`] (the text the model reads and
 //! writes).
+//!
+//! Layout, by role:
+//! - The world model: [`state`], [`action`], [`tree`] (a recorded run and what each
+//!   action does in it).
+//! - Real Python: [`tracer`] (runs a program, records its states), [`sandbox`] (the
+//!   process group and limits it runs under).
+//! - The program's text, without Python: [`program`] (the program model: lexer, frame
+//!   layout, flow, prints, syntax, executable lines), [`entry`] (the first state of a
+//!   script or a call; literals and reprs).
+//! - The trace language: [`language`] (rendering and parsing states and actions),
+//!   [`grammar`] (the shape a predicted state's text may take, character by character).
+//! - The transformer (feature `neural`): [`net`] (Llama in burn and the fast CPU decode
+//!   path), [`tokenizer`], [`infer`] (the session's episode in the cache; decoding
+//!   constrained by the program model and the grammar).
+//! - Data and measurement: [`data`] (generated and corpus programs, episodes, shards),
+//!   [`train`] (burn trainer and the PyTorch trainer's driver), [`eval`],
+//!   [`cruxeval`], [`progress`] (progress bars).
 
 pub mod action;
 #[cfg(feature = "neural")]

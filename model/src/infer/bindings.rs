@@ -3,9 +3,10 @@
 //! a call returns to it. The grammar (`super::Grammar`) holds the model to these
 //! values where the next state writes those names.
 
-use super::{closing_paren, grammar, immutable, literal_or_shown, shown_value, value_of, Grammar};
+use super::{closing_paren, immutable, literal_or_shown, shown_value, value_of, Grammar};
 use crate::net::Allowed;
 use crate::net::Decoder;
+use crate::program::layout;
 use crate::Event;
 use std::collections::BTreeSet;
 
@@ -90,7 +91,7 @@ impl<M: Decoder> Grammar<'_, M> {
             .and_then(|t| t.strip_suffix(')'))
             .unwrap_or(target);
         let names: Vec<&str> = target.split(',').map(str::trim).collect();
-        if !names.iter().all(|n| grammar::is_name(n)) {
+        if !names.iter().all(|n| layout::is_name(n)) {
             return None;
         }
         let iterable = iterable.trim();
@@ -190,10 +191,10 @@ impl<M: Decoder> Grammar<'_, M> {
         let statement = program.flow.statement(caller.line);
         // `super()` reaches the caller's `self` without naming it.
         let names_one = statement.iter().any(|&line| {
-            grammar::words(program.code(line)).any(|w| mutable.contains(w) || w == "super")
+            layout::words(program.code(line)).any(|w| mutable.contains(w) || w == "super")
         });
         let encloses = program.frame_lines(&caller.function).any(|line| {
-            grammar::words(program.code(line))
+            layout::words(program.code(line))
                 .any(|w| matches!(w, "def" | "lambda" | "class" | "yield"))
         });
         names_one || encloses
@@ -292,12 +293,12 @@ impl<M: Decoder> Grammar<'_, M> {
             return Vec::new();
         };
         let value = value.trim();
-        let unseen_name = value.split('.').all(grammar::is_name)
+        let unseen_name = value.split('.').all(layout::is_name)
             && shown_value(prev, value.split('.').next().unwrap_or(value)).is_none();
         if unseen_name || value.contains("yield") || value.contains("await") {
             return Vec::new();
         }
-        let mentioned: BTreeSet<&str> = grammar::words(value).collect();
+        let mentioned: BTreeSet<&str> = layout::words(value).collect();
         names
             .into_iter()
             .filter(|n| !prev.locals.contains_key(n) && !prev.globals.contains_key(n))
@@ -473,11 +474,11 @@ impl<M: Decoder> Grammar<'_, M> {
         };
         let (prev, program) = (self.prev, self.program);
         let block = program.block(prev.line);
-        let read = grammar::identifiers(iterable);
+        let read = layout::identifiers(iterable);
         let rebinds = block.clone().any(|line| {
             let code = program.code(line);
-            let bound = grammar::bound_by(code);
-            grammar::words(code).any(|w| w == "del")
+            let bound = layout::bound_by(code);
+            layout::words(code).any(|w| w == "del")
                 || targets.iter().any(|t| bound.contains(*t))
                 || read.iter().any(|name| bound.contains(name))
         });
@@ -583,7 +584,7 @@ fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
         .collect();
     names
         .iter()
-        .all(|n| grammar::is_name(n))
+        .all(|n| layout::is_name(n))
         .then_some((names, values))
 }
 

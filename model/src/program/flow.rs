@@ -240,7 +240,7 @@ fn statements(source: &str) -> Vec<Statement> {
         }
         let docstring = keyword == Keyword::Other
             && (code.starts_with('"') || code.starts_with('\'') || code.starts_with("r\""));
-        let word = crate::grammar::words(code).next();
+        let word = crate::program::layout::words(code).next();
         // A bare annotation of a name (`total: int`) runs no code in a function.
         let in_function = open
             .iter()
@@ -251,7 +251,7 @@ fn statements(source: &str) -> Vec<Statement> {
         let annotation = keyword == Keyword::Other
             && colon.is_some_and(|at| {
                 let text = text.trim_start();
-                crate::grammar::is_name(text[..at].trim())
+                crate::program::layout::is_name(text[..at].trim())
                     && !code_chars(&text[at + 1..]).any(|(_, c, depth)| c == '=' && depth == 0)
             });
         let declaration = matches!(word, Some("global" | "nonlocal")) || annotation && in_function;

@@ -4,15 +4,23 @@
 //!
 //! - [`lexer`]: the one scanner of Python text (code, strings, comments, brackets,
 //!   logical lines).
+//! - [`ProgramModel`]: all of the below read once, and what it implies (the names a
+//!   line binds, what a statement may call, where callers stand).
+//! - [`layout`]: which frame runs each line, the names a statement may bind, the
+//!   functions a line may call without naming them.
 //! - [`flow`]: which line can follow which inside a frame, and where frames start and
 //!   end; also the lines a breakpoint can stop on.
 //! - [`printed`]: what a `print(...)` statement writes.
 //! - [`syntax`]: syntax errors and the lines no run stands on (tree-sitter).
 
 pub mod flow;
+pub mod layout;
 pub mod lexer;
+mod model;
 pub mod printed;
 pub mod syntax;
+
+pub use model::ProgramModel;
 
 /// 1-based numbers of the lines a breakpoint can stop on: the first line of each
 /// statement that a `line` event can stand on, in order.

@@ -154,14 +154,14 @@ fn calls_or_reaches(code: &str) -> bool {
 
 /// A name a value could be shown for (not `True`, `False`, `None`).
 fn is_name(text: &str) -> bool {
-    crate::grammar::is_name(text) && !matches!(text, "True" | "False" | "None")
+    crate::program::layout::is_name(text) && !matches!(text, "True" | "False" | "None")
 }
 
 /// The values of the names `expr` reads, if every one is shown and plain.
 fn plain_values(expr: &str, shown: &impl Fn(&str) -> Option<String>) -> Option<Vec<String>> {
     const WORDS: [&str; 7] = ["and", "or", "not", "in", "is", "if", "else"];
     let code = code_only(expr);
-    let values: Vec<String> = crate::grammar::words(&code)
+    let values: Vec<String> = crate::program::layout::words(&code)
         .filter(|w| is_name(w) && !WORDS.contains(w))
         .map(shown)
         .collect::<Option<_>>()?;

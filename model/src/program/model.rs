@@ -1,0 +1,267 @@
+//! The program model: every fact of a program's text that decoding and the debugger
+//! ask, read once ([`ProgramModel::of`]).
+
+use super::flow::Flow;
+use super::layout::{self, Layout};
+use crate::state::State;
+use std::collections::BTreeSet;
+
+/// What a program's text says about its runs: the facts that decoding and the
+/// debugger ask of it, read once per program.
+pub struct ProgramModel {
+    /// The program's lines: what a state's source line may be.
+    pub lines: Vec<String>,
+    /// The frame each line runs in; the names the program could bind.
+    pub layout: Layout,
+    pub identifiers: Vec<String>,
+    /// The parameters of the frame whose `call` stands on each line.
+    pub parameters: std::collections::BTreeMap<u32, Vec<String>>,
+    /// The names each function's lines mention (sorted).
+    pub frame_names: std::collections::HashMap<String, Vec<String>>,
+    /// Which line can follow which inside a frame.
+    pub flow: Flow,
+    /// Some line says `global` or `nonlocal`: a name can be rebound from another frame.
+    pub rebinds_from_afar: bool,
+    /// Functions a line may call without naming them (see `layout::called_from_afar`).
+    pub called_from_afar: BTreeSet<String>,
+    /// Some line removes, inserts, reorders or deletes items (`pop`, `sort`, `del`, ...):
+    /// a list may change under a loop other than by appending.
+    pub reorders_lists: bool,
+}
+
+impl ProgramModel {
+    /// Read `source` once.
+    pub fn of(source: &str) -> Self {
+        let lines: Vec<String> = source.lines().map(|l| l.trim_end().to_string()).collect();
+        let layout = Layout::of(source);
+        let parameters = layout.parameters(source);
+        ProgramModel {
+            lines,
+            frame_names: layout.frame_names(source, &parameters),
+            called_from_afar: layout::called_from_afar(source, &layout),
+            flow: Flow::of(source),
+            parameters,
+            layout,
+            identifiers: layout::identifiers(source).into_iter().collect(),
+            rebinds_from_afar: source
+                .lines()
+                .any(|line| layout::words(line).any(|w| w == "global" || w == "nonlocal")),
+            reorders_lists: source.lines().any(|line| {
+                let code = line.split(" #").next().unwrap_or(line);
+                layout::words(code).any(|w| {
+                    matches!(
+                        w,
+                        "insert" | "remove" | "pop" | "sort" | "reverse" | "clear" | "del"
+                    )
+                })
+            }),
+        }
+    }
+
+    /// Line `line`'s code, without a trailing comment (empty past the end).
+    pub fn code(&self, line: u32) -> &str {
+        let text = self.lines.get(line as usize - 1).map_or("", String::as_str);
+        text.split(" #").next().unwrap_or(text)
+    }
+
+    /// The lines (1-based) that run in `function`'s frame.
+    pub fn frame_lines<'s>(&'s self, function: &'s str) -> impl Iterator<Item = u32> + 's {
+        let scope = &self.layout.scope;
+        (1..=scope.len() as u32).filter(move |&l| scope[l as usize - 1] == function)
+    }
+
+    /// The names line `line` may bind: what its statement binds if the statement
+    /// begins there, else (a continuation line) every name on it.
+    pub fn binds(&self, line: u32) -> BTreeSet<String> {
+        if self.flow.statement(line).first() == Some(&line) {
+            layout::bound_by(self.code(line))
+        } else {
+            layout::identifiers(self.code(line))
+        }
+    }
+
+    /// Whether a frame can return from `line`: the statement there can end it, or it
+    /// pauses at a `yield`.
+    pub fn ends_frame(&self, line: u32) -> bool {
+        let text = self.lines.get(line as usize - 1).map_or("", String::as_str);
+        self.flow.can_return(line) || layout::words(text).any(|w| w == "yield")
+    }
+
+    /// Whether a `def` or `class` of the program binds `name`.
+    pub fn defines(&self, name: &str) -> bool {
+        let layout = &self.layout;
+        layout
+            .calls
+            .values()
+            .chain(layout.classes.values())
+            .any(|f| f == name)
+    }
+
+    /// Whether a line of `function` may unbind a local (`del`, or the end of an
+    /// `except ... as` block).
+    pub fn may_unbind(&self, function: &str) -> bool {
+        self.frame_lines(function).any(|line| {
+            let words: BTreeSet<&str> = layout::words(self.code(line)).collect();
+            words.contains("del") || words.contains("except") && words.contains("as")
+        })
+    }
+
+    /// The lines a `call` event may stand on when the statement on `line` calls: the
+    /// frames of functions it names, of dunder methods (operators, `__repr__`; an
+    /// `__init__` where it names a class), lambdas and comprehensions, generators
+    /// resuming, and functions called from afar (passed around, nested); never the
+    /// module's. Names, not types: errs towards yes.
+    pub fn callees_of(&self, line: u32) -> BTreeSet<u32> {
+        let statement = self.flow.statement(line);
+        let named: BTreeSet<&str> = statement
+            .iter()
+            .flat_map(|&l| layout::words(self.code(l)))
+            .collect();
+        // `__init__` runs where a class is called (by name, or as `cls`, `type(self)`).
+        let classes: BTreeSet<&str> = self.layout.classes.values().map(String::as_str).collect();
+        let constructs = named.iter().any(|w| {
+            classes.contains(w) || matches!(*w, "super" | "cls" | "type" | "__class__" | "replace")
+        }) || classes.iter().any(|c| self.called_from_afar.contains(*c));
+        let may_run = |frame: &&str| match *frame {
+            "<module>" => false,
+            // A class body runs from its own `class` statement only.
+            class if classes.contains(class) => statement
+                .iter()
+                .any(|l| self.layout.classes.get(l).is_some_and(|c| c == class)),
+            "__init__" | "__new__" | "__post_init__" => constructs,
+            _ => {
+                named.contains(frame)
+                    || frame.starts_with("__")
+                    || frame.contains('<')
+                    || self.layout.resumable.contains(*frame)
+                    || self.called_from_afar.contains(*frame)
+            }
+        };
+        (1..=self.lines.len() as u32)
+            .filter(|&n| self.layout.frames_of(n, true).iter().any(may_run))
+            .collect()
+    }
+
+    /// The lines of the block that the clause header on `line` opens: every line
+    /// after it up to the first statement indented no deeper than the header.
+    pub fn block(&self, line: u32) -> std::ops::RangeInclusive<u32> {
+        let indent = |text: &str| text.len() - text.trim_start().len();
+        let header = indent(self.code(line));
+        let mut end = self.flow.statement(line).last().copied().unwrap_or(line);
+        for next in end + 1..=self.lines.len() as u32 {
+            let code = self.code(next);
+            let starts = self.flow.statement(next).first() == Some(&next);
+            if code.trim().is_empty() || code.trim_start().starts_with('#') || !starts {
+                continue;
+            }
+            if indent(code) <= header {
+                break;
+            }
+            end = self.flow.statement(next).last().copied().unwrap_or(next);
+        }
+        line + 1..=end
+    }
+
+    /// Shows each caller of `state` on the line that calls the frame above it (the
+    /// derived stack keeps a caller's line from before a jump).
+    pub fn place_callers(&self, state: &mut State) {
+        let callees: Vec<String> = state
+            .stack
+            .iter()
+            .skip(1)
+            .map(|frame| frame.function.clone())
+            .chain(std::iter::once(state.function.clone()))
+            .collect();
+        for (frame, callee) in state.stack.iter_mut().zip(callees) {
+            if frame.line > 0 {
+                frame.line =
+                    self.layout
+                        .call_site(&self.lines, &frame.function, frame.line, &callee);
+            }
+        }
+    }
+
+    /// Whether the code on `line` can reach a frame of `function`: the function is
+    /// named on the line, or in a function named there, and so on (a call graph read
+    /// from the source: names, not types, so it errs towards yes).
+    pub fn may_call(&self, line: u32, function: &str) -> bool {
+        let mut seen = BTreeSet::new();
+        let mut frontier: Vec<String> = self
+            .lines
+            .get((line as usize).wrapping_sub(1))
+            .map(|text| layout::identifiers(text).into_iter().collect())
+            .unwrap_or_default();
+        while let Some(name) = frontier.pop() {
+            if name == function {
+                return true;
+            }
+            if !seen.insert(name.clone()) {
+                continue;
+            }
+            for (text, scope) in self.lines.iter().zip(&self.layout.scope) {
+                if *scope == name {
+                    frontier.extend(layout::identifiers(text));
+                }
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_may_call_what_it_names_and_what_those_call() {
+        let source = "def g(x):\n    return x\ndef f(x):\n    return g(x)\ny = f(1)\nz = 2\n";
+        let model = ProgramModel::of(source);
+        assert!(model.may_call(5, "f"));
+        assert!(model.may_call(5, "g"), "through f");
+        assert!(!model.may_call(6, "f"));
+        assert!(!model.may_call(2, "f"));
+    }
+
+    #[test]
+    fn the_module_returns_from_its_last_statement() {
+        // The first line the module's frame may return from (after a line event
+        // there): every such line lies in its last top-level statement.
+        let at = |source: &str| {
+            let model = ProgramModel::of(source);
+            let (layout, flow) = (&model.layout, &model.flow);
+            let module = |l: &u32| {
+                layout
+                    .scope
+                    .get(*l as usize - 1)
+                    .is_some_and(|s| s == "<module>")
+            };
+            let ends: Vec<u32> = (1..=source.lines().count() as u32)
+                .filter(|l| module(l) && flow.can_return(*l))
+                .collect();
+            assert!(!ends.is_empty(), "{source}");
+            ends[0]
+        };
+        assert_eq!(at("x = 1\nprint(x)\n"), 2);
+        let source = "\
+def f():
+    return 1
+
+@decorate
+@twice
+def g():
+    pass
+";
+        assert!(at(source) >= 4);
+        let source = "\
+if __name__ == '__main__':
+    f()
+else:
+    g()
+# the end
+";
+        assert_eq!(at(source), 2, "the end of either block");
+        let source = "text = '''\nnot code\n'''\ntry:\n    a()\nfinally:\n    b()\n";
+        assert!(at(source) >= 4);
+        assert_eq!(at("x = (1,\n2)\n"), 1);
+    }
+}
