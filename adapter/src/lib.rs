@@ -11,6 +11,7 @@
 
 pub mod cancel;
 pub mod cli;
+pub mod client;
 pub mod engine;
 pub mod framing;
 pub mod handlers;

@@ -412,7 +412,7 @@ impl Client {
     /// initialize, then launch `program` with `extra` launch arguments, breakpoints
     /// on `lines`, and configurationDone; returns the first `stopped` event.
     pub fn start(&mut self, program: &str, lines: &[u32], extra: Value) -> Value {
-        let caps = self.ok("initialize", json!({ "clientID": "protocol-tests", "adapterID": "neural", "linesStartAt1": true, "columnsStartAt1": true, "supportsProgressReporting": true }));
+        let caps = self.ok("initialize", json!({ "clientID": "protocol-tests", "adapterID": "neural", "linesStartAt1": true, "columnsStartAt1": true, "supportsProgressReporting": true, "supportsVariableType": true, "supportsVariablePaging": true }));
         assert_eq!(caps["supportsStepBack"], json!(true));
         self.event("initialized");
         let mut args = json!({ "program": program, "engine": "trace" });

@@ -8,7 +8,6 @@ use neural_model::program::{executable_lines, place_breakpoint};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -19,7 +18,7 @@ struct SourceArg {
 
 #[derive(Deserialize)]
 struct LineArg {
-    line: u32,
+    line: i64,
 }
 
 #[derive(Deserialize)]
@@ -30,7 +29,7 @@ struct SetBreakpointsArgs {
     breakpoints: Option<Vec<LineArg>>,
     /// Deprecated form of `breakpoints`.
     #[serde(default)]
-    lines: Option<Vec<u32>>,
+    lines: Option<Vec<i64>>,
 }
 
 pub fn set_breakpoints(conn: &mut Connection, request: &Request) -> Result<(), String> {
@@ -40,12 +39,12 @@ pub fn set_breakpoints(conn: &mut Connection, request: &Request) -> Result<(), S
         .path
         .or(args.source.name)
         .ok_or("setBreakpoints needs source.path (sources without a path are not supported)")?;
-    let requested: Vec<u32> = match (args.breakpoints, args.lines) {
+    let requested: Vec<i64> = match (args.breakpoints, args.lines) {
         (Some(bps), _) => bps.into_iter().map(|b| b.line).collect(),
         (None, Some(lines)) => lines,
         (None, None) => Vec::new(),
     };
-    let key = canonical(&PathBuf::from(&path));
+    let key = canonical(&conn.client.path_in(&path)?);
     let program = conn.session.as_ref().map(|s| {
         let s = s.lock().unwrap_or_else(|e| e.into_inner());
         (canonical(&s.program().path), s.program().source.clone())
@@ -60,19 +59,24 @@ pub fn set_breakpoints(conn: &mut Connection, request: &Request) -> Result<(), S
     };
     let executable = source.as_deref().map(executable_lines).unwrap_or_default();
     let mut placed = BTreeSet::new();
+    let client = conn.client;
     let breakpoints: Vec<Value> = requested
         .iter()
-        .map(
-            |&line| match (&source, place_breakpoint(&executable, line)) {
-                (Err(why), _) => json!({ "verified": false, "line": line, "message": why }),
-                (Ok(_), None) => json!({ "verified": false, "line": line,
+        .map(|&asked| {
+            let line = client.line_in(asked);
+            let at = line.and_then(|line| place_breakpoint(&executable, line));
+            match (&source, line, at) {
+                (Err(why), _, _) => json!({ "verified": false, "line": asked, "message": why }),
+                (Ok(_), None, _) => json!({ "verified": false, "line": asked,
+                                     "message": "before the first line of the file" }),
+                (Ok(_), Some(_), None) => json!({ "verified": false, "line": asked,
                                      "message": "no code on or after this line" }),
-                (Ok(_), Some(at)) => {
+                (Ok(_), Some(_), Some(at)) => {
                     placed.insert(at);
-                    json!({ "id": at, "verified": true, "line": at })
+                    json!({ "id": at, "verified": true, "line": client.line_out(at) })
                 }
-            },
-        )
+            }
+        })
         .collect();
     if source.is_ok() {
         if let Some(session) = &conn.session {

@@ -1,6 +1,7 @@
 //! threads, stackTrace, scopes, variables, evaluate, setVariable, exceptionInfo, source.
 
 use super::Connection;
+use crate::client::SourcePoint;
 use crate::protocol::Request;
 use crate::view::{VariableView, View};
 use serde::Deserialize;
@@ -29,6 +30,7 @@ pub fn stack_trace(conn: &mut Connection, request: &Request) -> Result<(), Strin
     let args: StackTraceArgs = request.args()?;
     let (path, name) = program_source(conn)?;
     let frames = conn.view()?.frames();
+    let client = conn.client;
     let total = frames.len();
     let start = args.start_frame.unwrap_or(0);
     let levels = args.levels.filter(|&l| l > 0).unwrap_or(total);
@@ -37,7 +39,11 @@ pub fn stack_trace(conn: &mut Connection, request: &Request) -> Result<(), Strin
         .skip(start)
         .take(levels)
         .map(|f| {
-            json!({ "id": f.id, "name": f.name, "line": f.line, "column": 1,
+            let (line, column) = client.point_out(SourcePoint {
+                line: f.line,
+                column: 1,
+            });
+            json!({ "id": f.id, "name": f.name, "line": line, "column": column,
                     "source": { "name": name, "path": path } })
         })
         .collect();
@@ -48,6 +54,7 @@ pub fn stack_trace(conn: &mut Connection, request: &Request) -> Result<(), Strin
     Ok(())
 }
 
+/// The program's `Source.path` (as the client names files) and name.
 fn program_source(conn: &Connection) -> Result<(String, String), String> {
     let session = conn.session()?;
     let session = session.lock().unwrap_or_else(|e| e.into_inner());
@@ -56,7 +63,7 @@ fn program_source(conn: &Connection) -> Result<(String, String), String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok((path.display().to_string(), name))
+    Ok((conn.client.path_out(&path), name))
 }
 
 #[derive(Deserialize)]
@@ -71,11 +78,15 @@ pub fn scopes(conn: &mut Connection, request: &Request) -> Result<(), String> {
         .view()?
         .scopes(args.frame_id)
         .map_err(|e| e.to_string())?;
+    let paging = conn.client.variable_paging;
     let scopes: Vec<Value> = scopes
         .into_iter()
         .map(|s| {
             let mut scope = json!({ "name": s.name, "variablesReference": s.reference,
-                                    "namedVariables": s.count, "expensive": false });
+                                    "expensive": false });
+            if paging {
+                scope["namedVariables"] = json!(s.count);
+            }
             if let Some(hint) = s.hint {
                 scope["presentationHint"] = json!(hint);
             }
@@ -106,15 +117,17 @@ pub fn variables(conn: &mut Connection, request: &Request) -> Result<(), String>
             args.count,
         )
         .map_err(|e| e.to_string())?;
-    let vars: Vec<Value> = vars.into_iter().map(variable_json).collect();
+    let typed = conn.client.variable_type;
+    let vars: Vec<Value> = vars.into_iter().map(|v| variable_json(v, typed)).collect();
     conn.out
         .respond(request, Some(json!({ "variables": vars })));
     Ok(())
 }
 
-fn variable_json(v: VariableView) -> Value {
+/// A variable; with its `type` where the client shows types.
+fn variable_json(v: VariableView, typed: bool) -> Value {
     let mut out = json!({ "name": v.name, "value": v.value, "variablesReference": v.reference });
-    if let Some(t) = v.type_name {
+    if let Some(t) = v.type_name.filter(|_| typed) {
         out["type"] = json!(t);
     }
     if let Some(e) = v.evaluate_name {
@@ -141,7 +154,7 @@ pub fn evaluate(conn: &mut Connection, request: &Request) -> Result<(), String> 
         .evaluate(&args.expression)
         .map_err(|e| e.to_string())?;
     let mut body = json!({ "result": v.value, "variablesReference": v.reference });
-    if let Some(t) = v.type_name {
+    if let Some(t) = v.type_name.filter(|_| conn.client.variable_type) {
         body["type"] = json!(t);
     }
     conn.out.respond(request, Some(body));
@@ -220,7 +233,8 @@ pub fn source(conn: &mut Connection, request: &Request) -> Result<(), String> {
         .and_then(Value::as_str);
     let matches = match asked {
         Some(path) => {
-            super::lifecycle::canonical(path.as_ref()) == super::lifecycle::canonical(&program.path)
+            let path = conn.client.path_in(path)?;
+            super::lifecycle::canonical(&path) == super::lifecycle::canonical(&program.path)
         }
         None => args.source_reference.unwrap_or(0) == 0,
     };

@@ -1,6 +1,7 @@
 //! initialize, launch, configurationDone, terminate, disconnect, cancel.
 
 use super::{Connection, LaunchState};
+use crate::client::ClientConventions;
 use crate::engine::{self, EngineConfig, EngineKind};
 use crate::protocol::Request;
 use crate::session::{Session, Step};
@@ -37,15 +38,28 @@ struct InitializeArgs {
     #[serde(default)]
     supports_progress_reporting: bool,
     #[serde(default)]
+    supports_variable_type: bool,
+    #[serde(default)]
+    supports_variable_paging: bool,
+    #[serde(default)]
     lines_start_at1: Option<bool>,
+    #[serde(default)]
+    columns_start_at1: Option<bool>,
+    #[serde(default)]
+    path_format: Option<String>,
 }
 
 pub fn initialize(conn: &mut Connection, request: &Request) -> Result<(), String> {
     let args: InitializeArgs = request.args()?;
-    if args.lines_start_at1 == Some(false) {
-        return Err("this adapter speaks 1-based lines only (linesStartAt1 must be true)".into());
-    }
-    conn.client_progress = args.supports_progress_reporting;
+    let mut client = ClientConventions::new(
+        args.lines_start_at1,
+        args.columns_start_at1,
+        args.path_format.as_deref(),
+    )?;
+    client.variable_type = args.supports_variable_type;
+    client.variable_paging = args.supports_variable_paging;
+    client.progress = args.supports_progress_reporting;
+    conn.client = client;
     conn.out.respond(request, Some(capabilities()));
     conn.out.event("initialized", None);
     Ok(())
@@ -103,7 +117,7 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
     program.cwd = args.cwd.as_ref().map(PathBuf::from);
 
     let progress_id = format!("launch-{}", request.seq);
-    if conn.client_progress {
+    if conn.client.progress {
         conn.out.event(
             "progressStart",
             Some(json!({ "progressId": progress_id, "title": "Starting the engine", "requestId": request.seq,
@@ -119,7 +133,7 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
         done = recording => Some(done),
         _ = cancels.cancelled(request.seq, &progress_id) => None,
     };
-    if conn.client_progress {
+    if conn.client.progress {
         conn.out
             .event("progressEnd", Some(json!({ "progressId": progress_id })));
     }

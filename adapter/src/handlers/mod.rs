@@ -12,6 +12,7 @@ pub mod lifecycle;
 pub mod stepping;
 
 use crate::cancel::Cancels;
+use crate::client::ClientConventions;
 use crate::engine::ExceptionStops;
 use crate::protocol::{Outbox, Request};
 use crate::session::{Move, Session, StopReason};
@@ -38,7 +39,8 @@ pub struct LaunchState {
 pub struct Connection {
     pub out: Outbox,
     pub cancels: Arc<Cancels>,
-    pub client_progress: bool,
+    /// What the client speaks (lines, paths, optional fields), from `initialize`.
+    pub client: ClientConventions,
     /// Breakpoint lines asked for, per source file (canonical path), as placed.
     pub breakpoints: HashMap<PathBuf, BTreeSet<u32>>,
     pub exception_stops: ExceptionStops,
@@ -56,7 +58,7 @@ impl Connection {
         Connection {
             out,
             cancels,
-            client_progress: false,
+            client: ClientConventions::default(),
             breakpoints: HashMap::new(),
             exception_stops: ExceptionStops::default(),
             session: None,
@@ -305,6 +307,9 @@ mod tests {
     fn a_verify_mismatch_and_the_probability_are_shown() {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut conn = Connection::new(Outbox::new(tx), Arc::new(Cancels::default()));
+        // As VS Code and nvim-dap initialize: types and paging wanted.
+        conn.client.variable_type = true;
+        conn.client.variable_paging = true;
         let program = Program {
             path: "p.py".into(),
             source: String::new(),
@@ -334,6 +339,9 @@ mod tests {
     fn connection(engine: Arc<dyn Engine>) -> (Connection, mpsc::UnboundedReceiver<Value>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut conn = Connection::new(Outbox::new(tx), Arc::new(Cancels::default()));
+        // As VS Code and nvim-dap initialize: types and paging wanted.
+        conn.client.variable_type = true;
+        conn.client.variable_paging = true;
         let program = Program {
             path: "p.py".into(),
             source: String::new(),

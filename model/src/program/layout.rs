@@ -1,5 +1,5 @@
 //! What a program's text says about its frames and names, read line by line: which
-//! frame runs each line ([`Layout`]), the names a statement may bind ([`bound_by`]),
+//! frame runs each line ([`Layout`]), the names a statement may bind (`bound_by`),
 //! every identifier, and the functions a line may call without naming them.
 
 use super::lexer::logical_starts;
