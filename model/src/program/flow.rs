@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::lexer::{code_chars, logical_lines};
+use super::lexer::{chars, code_chars, logical_lines, Kind};
 
 type Lines = BTreeSet<u32>;
 
@@ -271,13 +271,14 @@ fn statements(source: &str) -> Vec<Statement> {
     statements
 }
 
-/// Where a compound statement's header ends: its first `:` outside brackets and
-/// strings (a lambda's colon sits inside brackets in all but odd code).
+/// Where a compound statement's header ends: its first `:` outside brackets, strings
+/// and comments (a lambda's colon sits inside brackets in all but odd code). A header
+/// may span lines, with comments on them (`def f(\n    a,  # first\n):`).
 fn header_colon(text: &str) -> Option<usize> {
-    code_chars(text)
-        .take_while(|&(_, c, _)| c != '#')
-        .find(|&(at, c, depth)| c == ':' && depth == 0 && !text[at + 1..].starts_with('='))
-        .map(|(at, _, _)| at)
+    chars(text)
+        .filter(|ch| ch.kind == Kind::Code)
+        .find(|ch| ch.c == ':' && ch.depth == 0 && !text[ch.at + 1..].starts_with('='))
+        .map(|ch| ch.at)
 }
 
 /// Where control can go from inside a block, besides falling off its end.
@@ -631,6 +632,17 @@ def f(xs):
 
 f([1, 2])
 ";
+
+    #[test]
+    fn a_header_over_several_lines_with_comments_is_still_a_header() {
+        // The comment on a parameter line hid the header's colon: the body was taken
+        // for module-level code.
+        let source = "x = 0\ndef f(\n    a,  # first\n    b,\n):\n    \"\"\"doc\"\"\"\n    return a\nf(1, 2)\n";
+        let flow = Flow::of(source);
+        let first: Vec<u32> = flow.first(2).unwrap().iter().copied().collect();
+        assert_eq!(first, [7], "f's body starts after its docstring");
+        assert_eq!(flow.statement_lines(), [1, 2, 7, 8]);
+    }
 
     #[test]
     fn loops_branches_and_handlers() {
