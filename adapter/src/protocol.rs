@@ -6,7 +6,9 @@
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
-use tokio::sync::mpsc::UnboundedSender;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc::{error::TrySendError, Sender};
 
 /// A request from the client.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,20 +54,39 @@ impl Request {
     }
 }
 
+/// Messages queued for a client that does not read them before the connection is
+/// closed: a client that never reads must not make the adapter's memory grow.
+pub const MAX_QUEUED: usize = 4096;
+
 /// Sends messages to the client (cheap to clone; the writer task owns the stream).
 #[derive(Clone)]
 pub struct Outbox {
-    tx: UnboundedSender<Value>,
+    tx: Sender<Value>,
+    overflowed: Arc<AtomicBool>,
 }
 
 impl Outbox {
-    pub fn new(tx: UnboundedSender<Value>) -> Self {
-        Outbox { tx }
+    /// An outbox over `tx`, a channel of [`MAX_QUEUED`] messages.
+    pub fn new(tx: Sender<Value>) -> Self {
+        Outbox {
+            tx,
+            overflowed: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     fn send(&self, message: Value) {
-        // The writer is gone only when the connection is closing: nothing to do.
-        let _ = self.tx.send(message);
+        match self.tx.try_send(message) {
+            Ok(()) => {}
+            // The client has not read the last MAX_QUEUED messages: give up on it.
+            Err(TrySendError::Full(_)) => self.overflowed.store(true, Ordering::Relaxed),
+            // The writer is gone only when the connection is closing: nothing to do.
+            Err(TrySendError::Closed(_)) => {}
+        }
+    }
+
+    /// Whether a message was dropped because the client stopped reading.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed.load(Ordering::Relaxed)
     }
 
     pub fn respond(&self, request: &Request, body: Option<Value>) {

@@ -7,7 +7,7 @@
 use crate::cancel::Cancels;
 use crate::framing::{write_frame, FrameError, FrameReader};
 use crate::handlers::{Connection, Flow};
-use crate::protocol::{Outbox, Request};
+use crate::protocol::{Outbox, Request, MAX_QUEUED};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::io::{AsyncBufRead, AsyncWrite};
@@ -20,8 +20,9 @@ where
     R: AsyncBufRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
-    let (in_tx, mut in_rx) = mpsc::unbounded_channel::<Value>();
+    let (out_tx, mut out_rx) = mpsc::channel::<Value>(MAX_QUEUED);
+    // Bounded too: a client sending faster than requests are answered waits.
+    let (in_tx, mut in_rx) = mpsc::channel::<Value>(256);
     let cancels = Arc::new(Cancels::default());
 
     let writer_task = tokio::spawn(async move {
@@ -46,7 +47,7 @@ where
             match frames.next().await {
                 Ok(Some(message)) => {
                     note_cancel(&message, &reader_cancels);
-                    if in_tx.send(message).is_err() {
+                    if in_tx.send(message).await.is_err() {
                         break;
                     }
                 }
@@ -90,12 +91,29 @@ where
         if connection.dispatch(request).await == Flow::Close {
             break;
         }
+        if out.overflowed() {
+            tracing::error!("closing the connection: the client left {MAX_QUEUED} messages unread");
+            break;
+        }
     }
     reader_task.abort();
     drop(connection);
+    let overflowed = out.overflowed();
     drop(out);
-    let _ = writer_task.await; // flush what is queued
+    // Flush what is queued, unless the client is not reading (then nothing would).
+    let mut writer_task = writer_task;
+    if overflowed
+        || tokio::time::timeout(FLUSH_TIME, &mut writer_task)
+            .await
+            .is_err()
+    {
+        tracing::warn!("closing without flushing: the client is not reading");
+        writer_task.abort();
+    }
 }
+
+/// How long a closing connection waits for its last messages to be written.
+const FLUSH_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A `cancel` request takes effect as soon as it is read, not when it is dispatched.
 fn note_cancel(message: &Value, cancels: &Cancels) {

@@ -988,3 +988,42 @@ fn files_that_are_not_regular_files_are_refused_without_blocking() {
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_client_that_never_reads_is_disconnected_not_buffered_for() {
+    use std::io::{Read, Write};
+    let (mut server, address) = tcp_server();
+    let mut other = Client::tcp(&address);
+    other.start(&program("nested.py"), &[3], no_entry());
+    // 300,000 requests (about 30 MB of answers, more than the sockets hold) that the
+    // client never reads: the adapter used to queue every answer in memory.
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    let mut batch = Vec::new();
+    for seq in 1..=300_000 {
+        batch.extend(frame(
+            &json!({ "seq": seq, "type": "request", "command": "threads" }),
+        ));
+        if seq % 10_000 == 0 {
+            if stream.write_all(&batch).is_err() {
+                break; // the adapter already closed the connection
+            }
+            batch.clear();
+        }
+    }
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let mut answers = Vec::new();
+    let _ = stream.read_to_end(&mut answers);
+    let answered = String::from_utf8_lossy(&answers)
+        .matches("Content-Length")
+        .count();
+    assert!(
+        answered < 300_000,
+        "the adapter answered all {answered} requests instead of closing"
+    );
+    // The other session goes on.
+    other.step("continue").unwrap();
+    assert_eq!(local(&mut other, "x"), "1");
+    other.ok("disconnect", json!({}));
+    let _ = server.kill();
+    let _ = server.wait();
+}

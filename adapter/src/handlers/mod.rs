@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn a_verify_mismatch_and_the_probability_are_shown() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = mpsc::channel(crate::protocol::MAX_QUEUED);
         let mut conn = Connection::new(Outbox::new(tx), Arc::new(Cancels::default()));
         // As VS Code and nvim-dap initialize: types and paging wanted.
         conn.client.variable_type = true;
@@ -336,8 +336,8 @@ mod tests {
         );
     }
 
-    fn connection(engine: Arc<dyn Engine>) -> (Connection, mpsc::UnboundedReceiver<Value>) {
-        let (tx, rx) = mpsc::unbounded_channel();
+    fn connection(engine: Arc<dyn Engine>) -> (Connection, mpsc::Receiver<Value>) {
+        let (tx, rx) = mpsc::channel(crate::protocol::MAX_QUEUED);
         let mut conn = Connection::new(Outbox::new(tx), Arc::new(Cancels::default()));
         // As VS Code and nvim-dap initialize: types and paging wanted.
         conn.client.variable_type = true;
@@ -356,7 +356,7 @@ mod tests {
     /// Answer one request and return its response body.
     fn ask(
         conn: &mut Connection,
-        rx: &mut mpsc::UnboundedReceiver<Value>,
+        rx: &mut mpsc::Receiver<Value>,
         command: &str,
         arguments: Value,
     ) -> Value {
