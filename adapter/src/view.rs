@@ -138,6 +138,7 @@ pub struct VariableView {
 enum Handle {
     /// Named reprs: a scope, with the model's confidence per name where it has one.
     Scope {
+        name: &'static str,
         vars: Vec<(String, String)>,
         confidence: IndexMap<String, f64>,
     },
@@ -280,13 +281,30 @@ impl View {
         confidence: IndexMap<String, f64>,
     ) -> ScopeView {
         let count = vars.len();
-        self.handles.push(Handle::Scope { vars, confidence });
+        self.handles.push(Handle::Scope {
+            name,
+            vars,
+            confidence,
+        });
         ScopeView {
             name,
             reference: self.handles.len() as i64,
             count,
             hint,
         }
+    }
+
+    /// Where the variables of `reference` are: the name of its scope ("Locals",
+    /// "Globals", ...), or `None` for the children of a value or the Prediction notes.
+    pub fn scope_name(&self, reference: i64) -> Result<Option<&'static str>, ViewError> {
+        let handle = usize::try_from(reference - 1)
+            .ok()
+            .and_then(|i| self.handles.get(i))
+            .ok_or(ViewError::UnknownReference(reference))?;
+        Ok(match handle {
+            Handle::Scope { name, .. } => Some(name),
+            Handle::Value { .. } | Handle::Notes(_) => None,
+        })
     }
 
     /// The children of a handle, `start`/`count` paging them.
@@ -309,6 +327,7 @@ impl View {
             Handle::Scope {
                 vars,
                 confidence: scope_confidence,
+                ..
             } => {
                 confidence = scope_confidence.clone();
                 vars.iter()
@@ -658,6 +677,23 @@ mod tests {
         );
         assert!(view.scopes(4).is_err());
         assert!(view.variables(999, 0, None).is_err());
+    }
+
+    #[test]
+    fn a_reference_tells_its_scope_or_that_it_is_part_of_a_value() {
+        let mut view = View::new(state());
+        let scopes = view.scopes(1).unwrap();
+        assert_eq!(
+            view.scope_name(scopes[0].reference).unwrap(),
+            Some("Locals")
+        );
+        assert_eq!(
+            view.scope_name(scopes[1].reference).unwrap(),
+            Some("Globals")
+        );
+        let xs = view.variables(scopes[0].reference, 0, None).unwrap()[0].reference;
+        assert_eq!(view.scope_name(xs).unwrap(), None);
+        assert!(view.scope_name(999).is_err());
     }
 
     fn predicted(check: Option<Vec<String>>) -> Confidence {

@@ -471,11 +471,16 @@ impl Client {
         self.stack().remove(0)
     }
 
+    /// The reference of the innermost frame's first scope (Locals).
+    pub fn locals_reference(&mut self) -> i64 {
+        let scopes = self.ok("scopes", json!({ "frameId": 1 }));
+        scopes["scopes"][0]["variablesReference"].as_i64().unwrap()
+    }
+
     /// The variables of the innermost frame's first scope (Locals): name -> value.
     pub fn locals(&mut self) -> Vec<(String, String)> {
-        let scopes = self.ok("scopes", json!({ "frameId": 1 }));
-        let reference = scopes["scopes"][0]["variablesReference"].clone();
-        self.children(reference.as_i64().unwrap())
+        let reference = self.locals_reference();
+        self.children(reference)
             .into_iter()
             .map(|v| {
                 (

@@ -403,9 +403,10 @@ fn deeply_nested_input_is_refused_clearly_and_the_adapter_goes_on() {
     client.ok("configurationDone", json!({}));
     assert_eq!(client.response_to(started)["success"], json!(true));
     client.event("stopped");
+    let locals = client.locals_reference();
     let message = client.fails(
         "setVariable",
-        json!({ "variablesReference": 1, "name": "n", "value": nested(5_000) }),
+        json!({ "variablesReference": locals, "name": "n", "value": nested(5_000) }),
     );
     assert!(message.contains("more than 200 deep"), "{message}");
     assert_eq!(client.top(), ("outer".into(), 1));

@@ -550,11 +550,20 @@ fn a_call_expression_debugs_one_call() {
 fn set_variable_is_refused_clearly_and_the_session_goes_on() {
     let mut client = Client::stdio();
     client.start(&program("nested.py"), &[3], no_entry());
+    let locals = client.locals_reference();
     let refusal = client.fails(
         "setVariable",
-        json!({ "variablesReference": 1, "name": "x", "value": "5" }),
+        json!({ "variablesReference": locals, "name": "x", "value": "5" }),
     );
     assert!(refusal.contains("cannot change its past"), "{refusal}");
+    let unknown = client.fails(
+        "setVariable",
+        json!({ "variablesReference": 999, "name": "x", "value": "5" }),
+    );
+    assert!(
+        unknown.contains("unknown variables reference 999"),
+        "{unknown}"
+    );
     assert_eq!(local(&mut client, "x"), "0");
     client.step("next").unwrap();
     assert_eq!(client.top(), ("inner".into(), 4));

@@ -164,7 +164,6 @@ pub fn evaluate(conn: &mut Connection, request: &Request) -> Result<(), String> 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SetVariableArgs {
-    #[allow(dead_code)]
     variables_reference: i64,
     name: String,
     value: String,
@@ -172,7 +171,23 @@ struct SetVariableArgs {
 
 pub async fn set_variable(conn: &mut Connection, request: &Request) -> Result<(), String> {
     let args: SetVariableArgs = request.args()?;
-    conn.view()?; // there must be a stop to edit
+    // Only what a state records can change: the innermost frame's locals.
+    let scope = conn
+        .view()?
+        .scope_name(args.variables_reference)
+        .map_err(|e| e.to_string())?;
+    match scope {
+        Some("Locals") => {}
+        Some(other) => {
+            return Err(format!(
+                "{other} cannot be set: only a local variable of the innermost frame can"
+            ))
+        }
+        None => return Err(format!(
+            "{:?} is part of a value, which cannot be set on its own: set the whole local variable",
+            args.name
+        )),
+    }
     let session = conn.session()?;
     let edited = tokio::task::spawn_blocking(move || {
         let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
