@@ -183,10 +183,12 @@ pub async fn set_variable(conn: &mut Connection, request: &Request) -> Result<()
                 "{other} cannot be set: only a local variable of the innermost frame can"
             ))
         }
-        None => return Err(format!(
+        None => {
+            return Err(format!(
             "{:?} is part of a value, which cannot be set on its own: set the whole local variable",
             args.name
-        )),
+        ))
+        }
     }
     let session = conn.session()?;
     let edited = tokio::task::spawn_blocking(move || {
