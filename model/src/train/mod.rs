@@ -509,18 +509,25 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture]: [TrainConfig; 2] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2]: [TrainConfig; 5] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
+            include_str!("../../configs/deep8.toml"),
+            include_str!("../../configs/deep8-more.toml"),
+            include_str!("../../configs/deep8-s2.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
-        for other in [&gpu, &fixture] {
+        for other in [&gpu, &fixture, &deep8, &deep8_more, &deep8_s2] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
         }
         // The GPU leg's checkpoint must be a drop-in replacement for the shipped one.
         assert_eq!(format!("{:?}", gpu.model), format!("{:?}", shipped.model));
         assert_eq!(gpu.tokenizer.vocab_size, shipped.tokenizer.vocab_size);
+        // The 8-layer legs continue one another on the same shape.
+        assert_eq!(format!("{:?}", deep8_more.model), format!("{:?}", deep8.model));
+        assert_eq!(format!("{:?}", deep8_s2.model), format!("{:?}", deep8.model));
+        assert_eq!(deep8_s2.more_train.len(), 2);
     }
 
     #[test]
