@@ -525,8 +525,14 @@ mod tests {
         assert_eq!(format!("{:?}", gpu.model), format!("{:?}", shipped.model));
         assert_eq!(gpu.tokenizer.vocab_size, shipped.tokenizer.vocab_size);
         // The 8-layer legs continue one another on the same shape.
-        assert_eq!(format!("{:?}", deep8_more.model), format!("{:?}", deep8.model));
-        assert_eq!(format!("{:?}", deep8_s2.model), format!("{:?}", deep8.model));
+        assert_eq!(
+            format!("{:?}", deep8_more.model),
+            format!("{:?}", deep8.model)
+        );
+        assert_eq!(
+            format!("{:?}", deep8_s2.model),
+            format!("{:?}", deep8.model)
+        );
         assert_eq!(deep8_s2.more_train.len(), 2);
     }
 
