@@ -1036,3 +1036,25 @@ fn a_client_that_never_reads_is_disconnected_not_buffered_for() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+#[test]
+fn a_long_call_expression_reaches_python() {
+    // 200 KB of call used to exceed one argument's limit, and launch said to install
+    // Python. It runs, and the error is the program's own.
+    let items = "1, ".repeat(70_000);
+    let mut client = Client::stdio();
+    client.start(
+        &program("nested.py"),
+        &[],
+        json!({ "call": format!("outer([{items}])") }),
+    );
+    assert!(client.step("continue").is_none());
+    let stderr: String = client
+        .received
+        .iter()
+        .filter(|m| m["event"] == "output" && m["body"]["category"] == "stderr")
+        .map(|m| m["body"]["output"].as_str().unwrap())
+        .collect();
+    assert!(stderr.contains("TypeError"), "{stderr:.300}");
+    client.finish();
+}
