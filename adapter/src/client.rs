@@ -64,20 +64,10 @@ impl ClientConventions {
         })
     }
 
-    /// The client's line (and column 0 or 1) as a 0-based position.
-    fn position(&self, line: i64, column: i64) -> Option<Position> {
-        let line = line - i64::from(self.lines_start_at1);
-        let column = column - i64::from(self.columns_start_at1);
-        Some(Position::new(
-            u32::try_from(line).ok()?,
-            u32::try_from(column).ok()?,
-        ))
-    }
-
     /// A line the client sent, as a 1-based line (`None` if before the first line).
     pub fn line_in(&self, line: i64) -> Option<u32> {
-        let base = i64::from(self.columns_start_at1);
-        self.position(line, base).map(|p| p.line + 1)
+        let zero_based = u32::try_from(line - i64::from(self.lines_start_at1)).ok()?;
+        Some(zero_based + 1)
     }
 
     /// A 1-based point as the client numbers lines and columns.
