@@ -3,6 +3,7 @@
 //! the protocol it wants. Lines and paths are converted here, at the edge, so the
 //! session and the engines only ever see 1-based lines and file paths.
 
+use dap::requests::PathFormat;
 use lsp_types::{Position, Url};
 use std::path::{Path, PathBuf};
 
@@ -45,12 +46,12 @@ impl ClientConventions {
     pub fn new(
         lines_start_at1: Option<bool>,
         columns_start_at1: Option<bool>,
-        path_format: Option<&str>,
+        path_format: Option<&PathFormat>,
     ) -> Result<Self, String> {
         let uri_paths = match path_format {
-            None | Some("path") => false,
-            Some("uri") => true,
-            Some(other) => {
+            None | Some(PathFormat::Path) => false,
+            Some(PathFormat::Uri) => true,
+            Some(PathFormat::Other(other)) => {
                 return Err(format!(
                     "pathFormat {other:?} is not supported: use \"path\" or \"uri\""
                 ))
@@ -136,7 +137,7 @@ mod tests {
 
     #[test]
     fn uri_clients_get_file_uris_with_spaces_and_non_ascii_encoded() {
-        let client = ClientConventions::new(None, None, Some("uri")).unwrap();
+        let client = ClientConventions::new(None, None, Some(&PathFormat::Uri)).unwrap();
         let path = Path::new("/tmp/my progs/café.py");
         let uri = client.path_out(path);
         assert_eq!(uri, "file:///tmp/my%20progs/caf%C3%A9.py");
@@ -150,7 +151,8 @@ mod tests {
 
     #[test]
     fn an_unknown_path_format_is_refused_by_name() {
-        let refused = ClientConventions::new(None, None, Some("urn")).unwrap_err();
+        let refused =
+            ClientConventions::new(None, None, Some(&PathFormat::Other("urn".into()))).unwrap_err();
         assert!(refused.contains("\"urn\""), "{refused}");
     }
 }

@@ -1,56 +1,104 @@
-//! The DAP envelope: reading requests out of JSON values, building responses and
-//! events. Typed per-request arguments live with their handlers.
+//! The DAP envelope: reading a request's header (its `seq` and command) out of a JSON
+//! value, building responses and events, and the typed error a failed request answers
+//! with. The arguments are parsed into a typed request in [`crate::request`].
 //!
 //! Outgoing messages carry no `seq` here: the connection's writer numbers them in
 //! the order they go out.
 
-use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
+use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::mpsc::{error::TrySendError, Sender};
 
-/// A request from the client.
+/// A request's header: what its response needs (`request_seq` and `command`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Request {
     pub seq: i64,
     pub command: String,
-    pub arguments: Value,
 }
 
 impl Request {
-    /// Read a request; the error says what is wrong with the message.
-    pub fn parse(message: &Value) -> Result<Request, String> {
+    /// Read a request: its header, and its arguments (`{}` when there are none) for
+    /// [`crate::request::Command::parse`].
+    pub fn parse(message: &Value) -> Result<(Request, Value), RequestError> {
         let kind = message.get("type").and_then(Value::as_str);
         if kind != Some("request") {
-            return Err(format!(
+            return Err(RequestError::malformed(format!(
                 "expected a message of type \"request\", got {:?}",
                 kind.unwrap_or("none")
-            ));
+            )));
         }
         let seq = message
             .get("seq")
             .and_then(Value::as_i64)
-            .ok_or("the request has no integer seq")?;
+            .ok_or_else(|| RequestError::malformed("the request has no integer seq"))?;
         let command = message
             .get("command")
             .and_then(Value::as_str)
-            .ok_or("the request has no command")?;
-        Ok(Request {
+            .ok_or_else(|| RequestError::malformed("the request has no command"))?;
+        let arguments = match message.get("arguments") {
+            None | Some(Value::Null) => json!({}),
+            Some(arguments) => arguments.clone(),
+        };
+        let request = Request {
             seq,
             command: command.to_string(),
-            arguments: message.get("arguments").cloned().unwrap_or(Value::Null),
-        })
+        };
+        Ok((request, arguments))
+    }
+}
+
+/// Why a request failed: DAP's `Message`, the `body.error` of an error response.
+/// `format` is also the response's `message`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(rename_all = "camelCase")]
+#[error("{format}")]
+pub struct RequestError {
+    /// The kind of failure: one of the `*_ID` constants.
+    pub id: i64,
+    pub format: String,
+    pub show_user: bool,
+}
+
+impl RequestError {
+    /// The request was understood but cannot be done (no program yet, the engine or
+    /// the program said no).
+    pub const FAILED_ID: i64 = 1;
+    /// The message or its arguments are not what DAP says they must be.
+    pub const MALFORMED_ID: i64 = 2;
+    /// A command this adapter does not implement.
+    pub const UNKNOWN_ID: i64 = 3;
+    /// The client cancelled the request.
+    pub const CANCELLED_ID: i64 = 4;
+
+    fn new(id: i64, format: impl Display) -> Self {
+        RequestError {
+            id,
+            format: format.to_string(),
+            show_user: true,
+        }
     }
 
-    /// The arguments as `T` (missing arguments read as `{}`).
-    pub fn args<T: DeserializeOwned>(&self) -> Result<T, String> {
-        let args = if self.arguments.is_null() {
-            json!({})
-        } else {
-            self.arguments.clone()
-        };
-        serde_json::from_value(args).map_err(|e| format!("bad arguments for {}: {e}", self.command))
+    pub fn failed(why: impl Display) -> Self {
+        Self::new(Self::FAILED_ID, why)
+    }
+
+    pub fn malformed(why: impl Display) -> Self {
+        Self::new(Self::MALFORMED_ID, why)
+    }
+
+    pub fn unknown(command: &str) -> Self {
+        Self::new(
+            Self::UNKNOWN_ID,
+            format!("unknown request {command:?}: this adapter does not implement it"),
+        )
+    }
+
+    /// DAP's predefined `message` for a cancelled request.
+    pub fn cancelled() -> Self {
+        Self::new(Self::CANCELLED_ID, "cancelled")
     }
 }
 
@@ -101,15 +149,15 @@ impl Outbox {
         self.send(Value::Object(message));
     }
 
-    /// A failed response: `message` is shown to the user.
-    pub fn fail(&self, request_seq: i64, command: &str, message: &str) {
+    /// A failed response, carrying `error` as its `message` and `body.error`.
+    pub fn fail(&self, request: &Request, error: &RequestError) {
         self.send(json!({
             "type": "response",
-            "request_seq": request_seq,
+            "request_seq": request.seq,
             "success": false,
-            "command": command,
-            "message": message,
-            "body": { "error": { "id": 1, "format": message, "showUser": true } },
+            "command": request.command,
+            "message": error.format,
+            "body": { "error": error },
         }));
     }
 
@@ -138,19 +186,53 @@ mod tests {
 
     #[test]
     fn parses_requests_and_says_what_is_wrong() {
-        let ok = Request::parse(
+        let (ok, arguments) = Request::parse(
             &json!({"seq": 3, "type": "request", "command": "next", "arguments": {"threadId": 1}}),
         )
         .unwrap();
         assert_eq!((ok.seq, ok.command.as_str()), (3, "next"));
+        assert_eq!(arguments, json!({"threadId": 1}));
+        let (_, none) =
+            Request::parse(&json!({"seq": 4, "type": "request", "command": "threads"})).unwrap();
+        assert_eq!(none, json!({}), "missing arguments read as {{}}");
         assert!(Request::parse(&json!({"seq": 1, "type": "event"}))
             .unwrap_err()
+            .format
             .contains("\"event\""));
         assert!(Request::parse(&json!({"type": "request", "command": "x"}))
             .unwrap_err()
+            .format
             .contains("seq"));
         assert!(Request::parse(&json!({"seq": 1, "type": "request"}))
             .unwrap_err()
+            .format
             .contains("command"));
+    }
+
+    #[test]
+    fn a_failed_request_answers_with_a_dap_error_message() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+        let request = Request {
+            seq: 7,
+            command: "frobnicate".into(),
+        };
+        Outbox::new(tx).fail(&request, &RequestError::unknown("frobnicate"));
+        let format = "unknown request \"frobnicate\": this adapter does not implement it";
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            json!({
+                "type": "response",
+                "request_seq": 7,
+                "success": false,
+                "command": "frobnicate",
+                "message": format,
+                "body": { "error": { "id": 3, "format": format, "showUser": true } },
+            })
+        );
+        let cancelled = serde_json::to_value(RequestError::cancelled()).unwrap();
+        assert_eq!(
+            cancelled,
+            json!({ "id": 4, "format": "cancelled", "showUser": true })
+        );
     }
 }

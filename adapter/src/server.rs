@@ -1,7 +1,8 @@
 //! Serving DAP: over stdio (one session) or TCP on 127.0.0.1 (one session per
 //! connection, any number at once). Each connection runs three parts: a reader task
 //! (bytes -> messages; records cancels at once), the dispatcher (one request at a
-//! time against the [`Connection`]) and a writer task (messages -> bytes, numbering
+//! time: its envelope read here, then typed and answered by the [`Connection`]) and a
+//! writer task (messages -> bytes, numbering
 //! them with `seq`).
 
 use crate::cancel::Cancels;
@@ -75,20 +76,21 @@ where
 
     let mut connection = Connection::new(out.clone(), cancels);
     while let Some(message) = in_rx.recv().await {
-        let request = match Request::parse(&message) {
-            Ok(request) => request,
-            Err(why) => {
-                tracing::warn!("not a request ({why}): {message}");
+        let (request, arguments) = match Request::parse(&message) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                tracing::warn!("not a request ({error}): {message}");
                 if let (Some(seq), Some(command)) = (
                     message.get("seq").and_then(Value::as_i64),
                     message.get("command").and_then(Value::as_str),
                 ) {
-                    out.fail(seq, command, &why);
+                    let command = command.to_string();
+                    out.fail(&Request { seq, command }, &error);
                 }
                 continue;
             }
         };
-        if connection.dispatch(request).await == Flow::Close {
+        if connection.dispatch(request, arguments).await == Flow::Close {
             break;
         }
         if out.overflowed() {

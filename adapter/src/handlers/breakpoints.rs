@@ -3,48 +3,29 @@
 use super::lifecycle::canonical;
 use super::Connection;
 use crate::engine::ExceptionStops;
-use crate::protocol::Request;
+use crate::protocol::{Request, RequestError};
+use crate::request::SetBreakpointsArguments;
+use dap::requests::SetExceptionBreakpointsArguments;
 use neural_model::program::{executable_lines, place_breakpoint};
-use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SourceArg {
-    path: Option<String>,
-    name: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct LineArg {
-    line: i64,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SetBreakpointsArgs {
-    source: SourceArg,
-    #[serde(default)]
-    breakpoints: Option<Vec<LineArg>>,
-    /// Deprecated form of `breakpoints`.
-    #[serde(default)]
-    lines: Option<Vec<i64>>,
-}
-
-pub fn set_breakpoints(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: SetBreakpointsArgs = request.args()?;
-    let path = args
-        .source
-        .path
-        .or(args.source.name)
-        .ok_or("setBreakpoints needs source.path (sources without a path are not supported)")?;
+pub fn set_breakpoints(
+    conn: &mut Connection,
+    request: &Request,
+    args: SetBreakpointsArguments,
+) -> Result<(), RequestError> {
+    let path = args.source.path.or(args.source.name).ok_or_else(|| {
+        RequestError::failed(
+            "setBreakpoints needs source.path (sources without a path are not supported)",
+        )
+    })?;
     let requested: Vec<i64> = match (args.breakpoints, args.lines) {
         (Some(bps), _) => bps.into_iter().map(|b| b.line).collect(),
         (None, Some(lines)) => lines,
         (None, None) => Vec::new(),
     };
-    let key = canonical(&conn.client.path_in(&path)?);
+    let key = canonical(&conn.client.path_in(&path).map_err(RequestError::failed)?);
     let program = conn.session.as_ref().map(|s| {
         let s = s.lock().unwrap_or_else(|e| e.into_inner());
         (canonical(&s.program().path), s.program().source.clone())
@@ -92,22 +73,11 @@ pub fn set_breakpoints(conn: &mut Connection, request: &Request) -> Result<(), S
     Ok(())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SetExceptionBreakpointsArgs {
-    filters: Vec<String>,
-    #[serde(default)]
-    filter_options: Option<Vec<FilterOption>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct FilterOption {
-    filter_id: String,
-}
-
-pub fn set_exception_breakpoints(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: SetExceptionBreakpointsArgs = request.args()?;
+pub fn set_exception_breakpoints(
+    conn: &mut Connection,
+    request: &Request,
+    args: SetExceptionBreakpointsArguments,
+) -> Result<(), RequestError> {
     let mut filters = args.filters;
     filters.extend(
         args.filter_options
@@ -121,9 +91,9 @@ pub fn set_exception_breakpoints(conn: &mut Connection, request: &Request) -> Re
             "raised" => stops.raised = true,
             "uncaught" => stops.uncaught = true,
             other => {
-                return Err(format!(
+                return Err(RequestError::failed(format!(
                     "unknown exception filter {other:?}: use \"raised\" or \"uncaught\""
-                ))
+                )))
             }
         }
     }

@@ -2,12 +2,16 @@
 
 use super::Connection;
 use crate::client::SourcePoint;
-use crate::protocol::Request;
+use crate::protocol::{Request, RequestError};
+use crate::request::SourceArguments;
 use crate::view::{VariableView, View};
-use serde::Deserialize;
+use dap::requests::{
+    EvaluateArguments, ScopesArguments, SetVariableArguments, StackTraceArguments,
+    VariablesArguments,
+};
 use serde_json::{json, Value};
 
-pub fn threads(conn: &mut Connection, request: &Request) -> Result<(), String> {
+pub fn threads(conn: &mut Connection, request: &Request) -> Result<(), RequestError> {
     conn.out.respond(
         request,
         Some(json!({ "threads": [{ "id": 1, "name": "MainThread" }] })),
@@ -15,25 +19,17 @@ pub fn threads(conn: &mut Connection, request: &Request) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StackTraceArgs {
-    #[allow(dead_code)]
-    thread_id: i64,
-    #[serde(default)]
-    start_frame: Option<usize>,
-    #[serde(default)]
-    levels: Option<usize>,
-}
-
-pub fn stack_trace(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: StackTraceArgs = request.args()?;
+pub fn stack_trace(
+    conn: &mut Connection,
+    request: &Request,
+    args: StackTraceArguments,
+) -> Result<(), RequestError> {
     let (path, name) = program_source(conn)?;
     let frames = conn.view()?.frames();
     let client = conn.client;
     let total = frames.len();
-    let start = args.start_frame.unwrap_or(0);
-    let levels = args.levels.filter(|&l| l > 0).unwrap_or(total);
+    let start = count(args.start_frame).unwrap_or(0);
+    let levels = count(args.levels).filter(|&l| l > 0).unwrap_or(total);
     let frames: Vec<Value> = frames
         .into_iter()
         .skip(start)
@@ -54,8 +50,13 @@ pub fn stack_trace(conn: &mut Connection, request: &Request) -> Result<(), Strin
     Ok(())
 }
 
+/// A paging argument (`startFrame`, `levels`, `start`, `count`); a negative one is 0.
+fn count(argument: Option<i64>) -> Option<usize> {
+    argument.map(|n| usize::try_from(n).unwrap_or(0))
+}
+
 /// The program's `Source.path` (as the client names files) and name.
-fn program_source(conn: &Connection) -> Result<(String, String), String> {
+fn program_source(conn: &Connection) -> Result<(String, String), RequestError> {
     let session = conn.session()?;
     let session = session.lock().unwrap_or_else(|e| e.into_inner());
     let path = super::lifecycle::canonical(&session.program().path);
@@ -66,18 +67,15 @@ fn program_source(conn: &Connection) -> Result<(String, String), String> {
     Ok((conn.client.path_out(&path), name))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ScopesArgs {
-    frame_id: i64,
-}
-
-pub fn scopes(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: ScopesArgs = request.args()?;
+pub fn scopes(
+    conn: &mut Connection,
+    request: &Request,
+    args: ScopesArguments,
+) -> Result<(), RequestError> {
     let scopes = conn
         .view()?
         .scopes(args.frame_id)
-        .map_err(|e| e.to_string())?;
+        .map_err(RequestError::failed)?;
     let paging = conn.client.variable_paging;
     let scopes: Vec<Value> = scopes
         .into_iter()
@@ -97,26 +95,19 @@ pub fn scopes(conn: &mut Connection, request: &Request) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct VariablesArgs {
-    variables_reference: i64,
-    #[serde(default)]
-    start: Option<usize>,
-    #[serde(default)]
-    count: Option<usize>,
-}
-
-pub fn variables(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: VariablesArgs = request.args()?;
+pub fn variables(
+    conn: &mut Connection,
+    request: &Request,
+    args: VariablesArguments,
+) -> Result<(), RequestError> {
     let vars = conn
         .view()?
         .variables(
             args.variables_reference,
-            args.start.unwrap_or(0),
-            args.count,
+            count(args.start).unwrap_or(0),
+            count(args.count),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(RequestError::failed)?;
     let typed = conn.client.variable_type;
     let vars: Vec<Value> = vars.into_iter().map(|v| variable_json(v, typed)).collect();
     conn.out
@@ -136,23 +127,20 @@ fn variable_json(v: VariableView, typed: bool) -> Value {
     out
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct EvaluateArgs {
-    expression: String,
-    #[serde(default)]
-    frame_id: Option<i64>,
-}
-
-pub fn evaluate(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: EvaluateArgs = request.args()?;
+pub fn evaluate(
+    conn: &mut Connection,
+    request: &Request,
+    args: EvaluateArguments,
+) -> Result<(), RequestError> {
     if args.frame_id.is_some_and(|f| f != 1) {
-        return Err("not available: only the innermost frame's variables are recorded".into());
+        return Err(RequestError::failed(
+            "not available: only the innermost frame's variables are recorded",
+        ));
     }
     let v = conn
         .view()?
         .evaluate(&args.expression)
-        .map_err(|e| e.to_string())?;
+        .map_err(RequestError::failed)?;
     let mut body = json!({ "result": v.value, "variablesReference": v.reference });
     if let Some(t) = v.type_name.filter(|_| conn.client.variable_type) {
         body["type"] = json!(t);
@@ -161,60 +149,54 @@ pub fn evaluate(conn: &mut Connection, request: &Request) -> Result<(), String> 
     Ok(())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SetVariableArgs {
-    variables_reference: i64,
-    name: String,
-    value: String,
-}
-
-pub async fn set_variable(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: SetVariableArgs = request.args()?;
+pub async fn set_variable(
+    conn: &mut Connection,
+    request: &Request,
+    args: SetVariableArguments,
+) -> Result<(), RequestError> {
     // Only what a state records can change: the innermost frame's locals.
     let scope = conn
         .view()?
         .scope_name(args.variables_reference)
-        .map_err(|e| e.to_string())?;
+        .map_err(RequestError::failed)?;
     match scope {
         Some("Locals") => {}
         Some(other) => {
-            return Err(format!(
+            return Err(RequestError::failed(format!(
                 "{other} cannot be set: only a local variable of the innermost frame can"
-            ))
+            )))
         }
         None => {
-            return Err(format!(
+            return Err(RequestError::failed(format!(
             "{:?} is part of a value, which cannot be set on its own: set the whole local variable",
             args.name
-        ))
+        )))
         }
     }
     let session = conn.session()?;
+    let name = args.name.clone();
     let edited = tokio::task::spawn_blocking(move || {
         let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
         session
             .set_variable(&args.name, &args.value)
             .map(|stop| stop.state().clone())
-            .map_err(|e| e.to_string())
+            .map_err(RequestError::failed)
     })
     .await
-    .map_err(|e| format!("the engine stopped unexpectedly: {e}"))??;
-    let name: String = request.arguments["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    .map_err(|e| RequestError::failed(format!("the engine stopped unexpectedly: {e}")))??;
     let value = edited.locals.get(&name).cloned().unwrap_or_default();
     conn.view = Some(View::new(edited));
     conn.out.respond(request, Some(json!({ "value": value })));
     Ok(())
 }
 
-pub fn exception_info(conn: &mut Connection, request: &Request) -> Result<(), String> {
+pub fn exception_info(conn: &mut Connection, request: &Request) -> Result<(), RequestError> {
     let state = conn.view()?.state().clone();
     let kind = state
         .exception_type()
-        .ok_or("no exception here: exceptionInfo needs a stop at an exception")?
+        .ok_or_else(|| {
+            RequestError::failed("no exception here: exceptionInfo needs a stop at an exception")
+        })?
         .to_string();
     let uncaught = conn.exception_stops.uncaught && !conn.exception_stops.raised;
     conn.out.respond(
@@ -228,35 +210,27 @@ pub fn exception_info(conn: &mut Connection, request: &Request) -> Result<(), St
     Ok(())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SourceArgs {
-    #[serde(default)]
-    source: Option<Value>,
-    #[serde(default)]
-    source_reference: Option<i64>,
-}
-
 /// Only the program under debug is served (stack frames name it by path).
-pub fn source(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: SourceArgs = request.args()?;
+pub fn source(
+    conn: &mut Connection,
+    request: &Request,
+    args: SourceArguments,
+) -> Result<(), RequestError> {
     let session = conn.session()?;
     let session = session.lock().unwrap_or_else(|e| e.into_inner());
     let program = session.program();
-    let asked = args
-        .source
-        .as_ref()
-        .and_then(|s| s.get("path"))
-        .and_then(Value::as_str);
+    let asked = args.source.and_then(|s| s.path);
     let matches = match asked {
         Some(path) => {
-            let path = conn.client.path_in(path)?;
+            let path = conn.client.path_in(&path).map_err(RequestError::failed)?;
             super::lifecycle::canonical(&path) == super::lifecycle::canonical(&program.path)
         }
-        None => args.source_reference.unwrap_or(0) == 0,
+        None => args.source_reference == 0,
     };
     if !matches {
-        return Err("source not available: only the program being debugged can be shown".into());
+        return Err(RequestError::failed(
+            "source not available: only the program being debugged can be shown",
+        ));
     }
     let content = program.source.clone();
     drop(session);

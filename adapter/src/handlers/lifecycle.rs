@@ -3,10 +3,11 @@
 use super::{Connection, LaunchState};
 use crate::client::ClientConventions;
 use crate::engine::{self, EngineConfig, EngineKind};
-use crate::protocol::Request;
+use crate::protocol::{Request, RequestError};
+use crate::request::LaunchArguments;
 use crate::session::{Session, Step};
+use dap::requests::{CancelArguments, InitializeArguments};
 use neural_model::Program;
-use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -32,71 +33,44 @@ pub fn capabilities() -> Value {
     })
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct InitializeArgs {
-    #[serde(default)]
-    supports_progress_reporting: bool,
-    #[serde(default)]
-    supports_variable_type: bool,
-    #[serde(default)]
-    supports_variable_paging: bool,
-    #[serde(default)]
-    lines_start_at1: Option<bool>,
-    #[serde(default)]
-    columns_start_at1: Option<bool>,
-    #[serde(default)]
-    path_format: Option<String>,
-}
-
-pub fn initialize(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: InitializeArgs = request.args()?;
+pub fn initialize(
+    conn: &mut Connection,
+    request: &Request,
+    args: InitializeArguments,
+) -> Result<(), RequestError> {
     let mut client = ClientConventions::new(
         args.lines_start_at1,
         args.columns_start_at1,
-        args.path_format.as_deref(),
-    )?;
-    client.variable_type = args.supports_variable_type;
-    client.variable_paging = args.supports_variable_paging;
-    client.progress = args.supports_progress_reporting;
+        args.path_format.as_ref(),
+    )
+    .map_err(RequestError::failed)?;
+    client.variable_type = args.supports_variable_type.unwrap_or(false);
+    client.variable_paging = args.supports_variable_paging.unwrap_or(false);
+    client.progress = args.supports_progress_reporting.unwrap_or(false);
     conn.client = client;
     conn.out.respond(request, Some(capabilities()));
     conn.out.event("initialized", None);
     Ok(())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LaunchArgs {
-    program: String,
-    #[serde(default)]
-    engine: Option<String>,
-    #[serde(default)]
-    stop_on_entry: Option<bool>,
-    #[serde(default)]
-    call: Option<String>,
-    #[serde(default)]
-    args: Vec<String>,
-    #[serde(default)]
-    cwd: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default)]
-    verify: bool,
-}
-
-pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), String> {
+pub async fn launch(
+    conn: &mut Connection,
+    request: &Request,
+    args: LaunchArguments,
+) -> Result<(), RequestError> {
     if conn.session.is_some() || conn.terminated {
-        return Err("this connection already launched a program; start a new debug session".into());
+        return Err(RequestError::failed(
+            "this connection already launched a program; start a new debug session",
+        ));
     }
-    let args: LaunchArgs = request.args()?;
     let program_path = resolve(&args.program, args.cwd.as_deref());
     let config = EngineConfig {
         kind: args
             .engine
             .as_deref()
             .unwrap_or("neural")
-            .parse::<EngineKind>()?,
+            .parse::<EngineKind>()
+            .map_err(RequestError::failed)?,
         model: args.model.as_ref().map(PathBuf::from),
         verify: args.verify,
     };
@@ -112,7 +86,8 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
             "program args reach real Python only (verify); the model does not read sys.argv\n",
         );
     }
-    let mut program = Program::load(&program_path, args.call.clone()).map_err(|e| e.to_string())?;
+    let mut program =
+        Program::load(&program_path, args.call.clone()).map_err(RequestError::failed)?;
     program.args = args.args.clone();
     program.cwd = args.cwd.as_ref().map(PathBuf::from);
 
@@ -138,12 +113,13 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
             .event("progressEnd", Some(json!({ "progressId": progress_id })));
     }
     let engine = match outcome {
-        None => {
-            conn.out.fail(request.seq, &request.command, "cancelled");
-            return Ok(());
+        None => return Err(RequestError::cancelled()),
+        Some(Err(panic)) => {
+            return Err(RequestError::failed(format!(
+                "recording the program failed: {panic}"
+            )))
         }
-        Some(Err(panic)) => return Err(format!("recording the program failed: {panic}")),
-        Some(Ok(Err(e))) => return Err(e),
+        Some(Ok(Err(e))) => return Err(RequestError::failed(e)),
         Some(Ok(Ok(engine))) => engine,
     };
     for note in engine.notes() {
@@ -151,8 +127,8 @@ pub async fn launch(conn: &mut Connection, request: &Request) -> Result<(), Stri
     }
     let session = tokio::task::spawn_blocking(move || Session::new(engine, program))
         .await
-        .map_err(|e| format!("starting the session failed: {e}"))?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| RequestError::failed(format!("starting the session failed: {e}")))?
+        .map_err(RequestError::failed)?;
     let mut session = session;
     let key = canonical(&program_path);
     session.set_breakpoints(conn.breakpoints.get(&key).cloned().unwrap_or_default());
@@ -187,7 +163,10 @@ pub fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-pub async fn configuration_done(conn: &mut Connection, request: &Request) -> Result<(), String> {
+pub async fn configuration_done(
+    conn: &mut Connection,
+    request: &Request,
+) -> Result<(), RequestError> {
     conn.configuration_done = true;
     conn.out.respond(request, None);
     if conn.session.is_some() {
@@ -216,36 +195,32 @@ async fn start(conn: &mut Connection) {
     };
     match moved {
         Ok(moved) => conn.report(moved),
-        Err(message) => {
-            conn.out.output("console", &format!("{message}\n"));
+        Err(error) => {
+            conn.out.output("console", &format!("{error}\n"));
             conn.end(None);
         }
     }
 }
 
-pub fn terminate(conn: &mut Connection, request: &Request) -> Result<(), String> {
+pub fn terminate(conn: &mut Connection, request: &Request) -> Result<(), RequestError> {
     conn.out.respond(request, None);
     conn.end(None);
     Ok(())
 }
 
-pub fn disconnect(conn: &mut Connection, request: &Request) -> Result<(), String> {
+pub fn disconnect(conn: &mut Connection, request: &Request) -> Result<(), RequestError> {
     conn.out.respond(request, None);
     conn.session = None;
     conn.view = None;
     Ok(())
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct CancelArgs {
-    request_id: Option<i64>,
-    progress_id: Option<String>,
-}
-
 /// The reader task already recorded the cancel; here it is only acknowledged.
-pub fn cancel(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let args: CancelArgs = request.args()?;
+pub fn cancel(
+    conn: &mut Connection,
+    request: &Request,
+    args: CancelArguments,
+) -> Result<(), RequestError> {
     conn.cancels.cancel(args.request_id, args.progress_id);
     conn.out.respond(request, None);
     Ok(())

@@ -3,8 +3,10 @@
 //! [`breakpoints`], [`stepping`] (forward and reverse) and [`inspect`] (threads,
 //! stack, scopes, variables, evaluate, exception info, source, setVariable).
 //!
-//! Each handler parses its arguments, applies them to the session, and answers;
-//! events (stopped, output, exited) follow the response.
+//! [`Connection::dispatch`] parses each request once into a [`Command`] and matches on
+//! it. Each handler takes the typed arguments, applies them to the session, and
+//! answers, or returns the [`RequestError`] to answer with; events (stopped, output,
+//! exited) follow the response.
 
 pub mod breakpoints;
 pub mod inspect;
@@ -14,10 +16,11 @@ pub mod stepping;
 use crate::cancel::Cancels;
 use crate::client::ClientConventions;
 use crate::engine::ExceptionStops;
-use crate::protocol::{Outbox, Request};
+use crate::protocol::{Outbox, Request, RequestError};
+use crate::request::Command;
 use crate::session::{Move, Session, StopReason};
 use crate::view::{probability_text, Confidence, View};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -70,62 +73,69 @@ impl Connection {
         }
     }
 
-    /// Answer one request.
-    pub async fn dispatch(&mut self, request: Request) -> Flow {
+    /// Answer one request: parse its arguments into a [`Command`], then apply it.
+    pub async fn dispatch(&mut self, request: Request, arguments: Value) -> Flow {
         tracing::debug!(seq = request.seq, command = %request.command, "request");
-        let result = match request.command.as_str() {
-            "initialize" => lifecycle::initialize(self, &request),
-            "launch" => lifecycle::launch(self, &request).await,
-            "attach" => Err("attach is not supported: use launch".to_string()),
-            "configurationDone" => lifecycle::configuration_done(self, &request).await,
-            "terminate" => lifecycle::terminate(self, &request),
-            "disconnect" => {
-                let result = lifecycle::disconnect(self, &request);
-                if result.is_ok() {
-                    return Flow::Close;
-                }
-                result
-            }
-            "cancel" => lifecycle::cancel(self, &request),
-            "setBreakpoints" => breakpoints::set_breakpoints(self, &request),
-            "setExceptionBreakpoints" => breakpoints::set_exception_breakpoints(self, &request),
-            "continue" | "next" | "stepIn" | "stepOut" | "stepBack" | "reverseContinue" => {
-                stepping::step(self, &request).await
-            }
-            "pause" => stepping::pause(self, &request),
-            "threads" => inspect::threads(self, &request),
-            "stackTrace" => inspect::stack_trace(self, &request),
-            "scopes" => inspect::scopes(self, &request),
-            "variables" => inspect::variables(self, &request),
-            "evaluate" => inspect::evaluate(self, &request),
-            "setVariable" => inspect::set_variable(self, &request).await,
-            "exceptionInfo" => inspect::exception_info(self, &request),
-            "source" => inspect::source(self, &request),
-            other => Err(format!(
-                "unknown request {other:?}: this adapter does not implement it"
-            )),
+        let command = Command::parse(&request.command, arguments);
+        let closes = matches!(command, Ok(Command::Disconnect(_)));
+        let result = match command {
+            Ok(command) => self.apply(&request, command).await,
+            Err(error) => Err(error),
         };
-        if let Err(message) = result {
-            tracing::info!(seq = request.seq, command = %request.command, %message, "request failed");
-            self.out.fail(request.seq, &request.command, &message);
+        match result {
+            Ok(()) if closes => return Flow::Close,
+            Ok(()) => {}
+            Err(error) => {
+                tracing::info!(seq = request.seq, command = %request.command, %error, "request failed");
+                self.out.fail(&request, &error);
+            }
         }
         Flow::Continue
     }
 
+    /// Run the handler for `command`; it answers `request` when it succeeds.
+    async fn apply(&mut self, request: &Request, command: Command) -> Result<(), RequestError> {
+        match command {
+            Command::Initialize(args) => lifecycle::initialize(self, request, args),
+            Command::Launch(args) => lifecycle::launch(self, request, args).await,
+            Command::Attach => Err(RequestError::failed("attach is not supported: use launch")),
+            Command::ConfigurationDone => lifecycle::configuration_done(self, request).await,
+            Command::Terminate(_) => lifecycle::terminate(self, request),
+            Command::Disconnect(_) => lifecycle::disconnect(self, request),
+            Command::Cancel(args) => lifecycle::cancel(self, request, args),
+            Command::SetBreakpoints(args) => breakpoints::set_breakpoints(self, request, args),
+            Command::SetExceptionBreakpoints(args) => {
+                breakpoints::set_exception_breakpoints(self, request, args)
+            }
+            Command::Step(step) => stepping::step(self, request, step).await,
+            Command::Pause(_) => stepping::pause(self, request),
+            Command::Threads => inspect::threads(self, request),
+            Command::StackTrace(args) => inspect::stack_trace(self, request, args),
+            Command::Scopes(args) => inspect::scopes(self, request, args),
+            Command::Variables(args) => inspect::variables(self, request, args),
+            Command::Evaluate(args) => inspect::evaluate(self, request, args),
+            Command::SetVariable(args) => inspect::set_variable(self, request, args).await,
+            Command::ExceptionInfo(_) => inspect::exception_info(self, request),
+            Command::Source(args) => inspect::source(self, request, args),
+        }
+    }
+
     /// The session, or the error to answer when there is none.
-    pub fn session(&self) -> Result<Arc<Mutex<Session>>, String> {
+    pub fn session(&self) -> Result<Arc<Mutex<Session>>, RequestError> {
         self.session
             .clone()
-            .ok_or_else(|| "no program is being debugged: send launch first".to_string())
+            .ok_or_else(|| RequestError::failed("no program is being debugged: send launch first"))
     }
 
     /// The view of the current stop, or why there is none.
-    pub fn view(&mut self) -> Result<&mut View, String> {
+    pub fn view(&mut self) -> Result<&mut View, RequestError> {
         if self.terminated {
-            return Err("the program has ended".into());
+            return Err(RequestError::failed("the program has ended"));
         }
         self.view.as_mut().ok_or_else(|| {
-            "the program is not stopped: send launch and configurationDone first".to_string()
+            RequestError::failed(
+                "the program is not stopped: send launch and configurationDone first",
+            )
         })
     }
 
@@ -256,7 +266,6 @@ mod tests {
     use super::*;
     use crate::engine::{Engine, EngineError, Position, Prediction};
     use neural_model::{Action, Event, Outcome, Program, State};
-    use serde_json::Value;
     use tokio::sync::mpsc;
 
     /// An engine whose every prediction is checked and found wrong.
@@ -363,16 +372,11 @@ mod tests {
         let request = Request {
             seq: 1,
             command: command.into(),
-            arguments,
         };
-        let result = match command {
-            "scopes" => inspect::scopes(conn, &request),
-            "variables" => inspect::variables(conn, &request),
-            "evaluate" => inspect::evaluate(conn, &request),
-            "setExceptionBreakpoints" => breakpoints::set_exception_breakpoints(conn, &request),
-            other => panic!("not a request this test sends: {other}"),
-        };
-        result.unwrap();
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(conn.dispatch(request, arguments));
         let mut last = Value::Null;
         while let Ok(message) = rx.try_recv() {
             last = message;

@@ -4,37 +4,25 @@
 //! first; the events of the move (output, stopped or exited) follow it.
 
 use super::Connection;
-use crate::protocol::Request;
+use crate::protocol::{Request, RequestError};
 use crate::session::{Move, Session, Step};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 
-pub async fn step(conn: &mut Connection, request: &Request) -> Result<(), String> {
-    let step = match request.command.as_str() {
-        "continue" => Step::Continue,
-        "next" => Step::Over,
-        "stepIn" => Step::Into,
-        "stepOut" => Step::Out,
-        "stepBack" => Step::Back,
-        _ => Step::ReverseContinue,
-    };
-    // threadId is required by DAP; there is one thread, so any value is accepted.
-    if request
-        .arguments
-        .get("threadId")
-        .and_then(|t| t.as_i64())
-        .is_none()
-    {
-        return Err(format!(
-            "bad arguments for {}: threadId (an integer) is required",
-            request.command
-        ));
-    }
+/// Make `step`, the move the request's command names (its `threadId` was checked
+/// when it was parsed; there is one thread).
+pub async fn step(
+    conn: &mut Connection,
+    request: &Request,
+    step: Step,
+) -> Result<(), RequestError> {
     if conn.terminated {
-        return Err("the program has ended".into());
+        return Err(RequestError::failed("the program has ended"));
     }
     if !conn.started {
-        return Err("the program has not started: send configurationDone first".into());
+        return Err(RequestError::failed(
+            "the program has not started: send configurationDone first",
+        ));
     }
     let session = conn.session()?;
     let moved = run_step(session, step).await?;
@@ -45,18 +33,18 @@ pub async fn step(conn: &mut Connection, request: &Request) -> Result<(), String
 }
 
 /// Make a move off the async runtime.
-pub async fn run_step(session: Arc<Mutex<Session>>, step: Step) -> Result<Move, String> {
+pub async fn run_step(session: Arc<Mutex<Session>>, step: Step) -> Result<Move, RequestError> {
     tokio::task::spawn_blocking(move || {
         let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
-        session.step(step).map_err(|e| e.to_string())
+        session.step(step).map_err(RequestError::failed)
     })
     .await
-    .map_err(|e| format!("the engine stopped unexpectedly: {e}"))?
+    .map_err(|e| RequestError::failed(format!("the engine stopped unexpectedly: {e}")))?
 }
 
 /// Every move ends stopped or exited before its response, so there is never a running
 /// program to pause: the request is acknowledged.
-pub fn pause(conn: &mut Connection, request: &Request) -> Result<(), String> {
+pub fn pause(conn: &mut Connection, request: &Request) -> Result<(), RequestError> {
     conn.out.respond(request, None);
     Ok(())
 }
