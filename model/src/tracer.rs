@@ -187,9 +187,35 @@ struct EventRecord {
     stdout: String,
 }
 
-/// The Python to run: `$NEURAL_PYTHON`, else `python3`.
+/// The Python to run: `$NEURAL_PYTHON`, else `python3`, resolved once per name to the
+/// interpreter's own path. A version manager's `python3` (pyenv's shim) is a shell
+/// script that costs about 100 ms a start, more than tracing a small program; a name
+/// that does not resolve is kept, so that running it fails with the usual message.
 pub fn python() -> String {
-    std::env::var("NEURAL_PYTHON").unwrap_or_else(|_| "python3".to_string())
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static RESOLVED: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+    let name = std::env::var("NEURAL_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let mut resolved = RESOLVED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    resolved
+        .entry(name.clone())
+        .or_insert_with(|| executable_of(&name).unwrap_or(name))
+        .clone()
+}
+
+/// The path of the interpreter that `python` names, as it reports it.
+fn executable_of(python: &str) -> Option<String> {
+    let output = Command::new(python)
+        .args(["-I", "-S", "-c", "import sys; print(sys.executable)"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let path = String::from_utf8(output.stdout).ok()?.trim().to_string();
+    (output.status.success() && Path::new(&path).is_file()).then_some(path)
 }
 
 /// Run `program` under the tracer and record its state tree.
@@ -414,4 +440,18 @@ fn build(
         }
     };
     Ok((StateTree::new(states, exit, trailing), stderr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_is_the_interpreter_itself_not_a_launcher() {
+        let python = python();
+        assert!(Path::new(&python).is_absolute(), "{python}");
+        // Asked again, it reports itself: nothing stands between.
+        assert_eq!(executable_of(&python).as_deref(), Some(python.as_str()));
+        assert_eq!(executable_of("/nonexistent/python3"), None);
+    }
 }
