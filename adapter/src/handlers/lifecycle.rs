@@ -7,30 +7,62 @@ use crate::protocol::{Request, RequestError};
 use crate::request::LaunchArguments;
 use crate::session::{Session, Step};
 use dap::requests::{CancelArguments, InitializeArguments};
+use dap::types::{Capabilities, ExceptionBreakpointsFilter};
 use neural_model::Program;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// The `initialize` response's body: DAP's capabilities, plus
+/// `supportsProgressReporting`, which DAP names only as a client capability and which
+/// this adapter has always announced too.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdapterCapabilities {
+    #[serde(flatten)]
+    pub dap: Capabilities,
+    pub supports_progress_reporting: bool,
+}
+
 /// What the adapter can do: only what works.
-pub fn capabilities() -> Value {
-    json!({
-        "supportsConfigurationDoneRequest": true,
-        "supportsStepBack": true,
-        "supportsSetVariable": true,
-        "supportsEvaluateForHovers": true,
-        "supportsExceptionInfoRequest": true,
-        "supportsTerminateRequest": true,
-        "supportsCancelRequest": true,
-        "supportsProgressReporting": true,
-        "supportsDelayedStackTraceLoading": false,
-        "exceptionBreakpointFilters": [
-            { "filter": "raised", "label": "Raised Exceptions", "default": false,
-              "description": "Stop where any exception is raised" },
-            { "filter": "uncaught", "label": "Uncaught Exceptions", "default": true,
-              "description": "Stop where the exception that ends the program is raised" },
-        ],
-    })
+pub fn capabilities() -> AdapterCapabilities {
+    let filter =
+        |filter: &str, label: &str, default, description: &str| ExceptionBreakpointsFilter {
+            filter: filter.into(),
+            label: label.into(),
+            description: Some(description.into()),
+            default: Some(default),
+            ..Default::default()
+        };
+    AdapterCapabilities {
+        dap: Capabilities {
+            supports_configuration_done_request: Some(true),
+            supports_step_back: Some(true),
+            supports_set_variable: Some(true),
+            supports_evaluate_for_hovers: Some(true),
+            supports_exception_info_request: Some(true),
+            supports_terminate_request: Some(true),
+            supports_cancel_request: Some(true),
+            supports_delayed_stack_trace_loading: Some(false),
+            exception_breakpoint_filters: Some(vec![
+                filter(
+                    "raised",
+                    "Raised Exceptions",
+                    false,
+                    "Stop where any exception is raised",
+                ),
+                filter(
+                    "uncaught",
+                    "Uncaught Exceptions",
+                    true,
+                    "Stop where the exception that ends the program is raised",
+                ),
+            ]),
+            ..Default::default()
+        },
+        supports_progress_reporting: true,
+    }
 }
 
 pub fn initialize(
@@ -48,7 +80,8 @@ pub fn initialize(
     client.variable_paging = args.supports_variable_paging.unwrap_or(false);
     client.progress = args.supports_progress_reporting.unwrap_or(false);
     conn.client = client;
-    conn.out.respond(request, Some(capabilities()));
+    let body = serde_json::to_value(capabilities()).expect("capabilities are JSON");
+    conn.out.respond(request, Some(body));
     conn.out.event("initialized", None);
     Ok(())
 }
@@ -224,4 +257,34 @@ pub fn cancel(
     conn.cancels.cancel(args.request_id, args.progress_id);
     conn.out.respond(request, None);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_capabilities_are_the_ones_announced_before_and_nothing_more() {
+        let announced = serde_json::to_value(capabilities()).unwrap();
+        assert_eq!(
+            announced,
+            json!({
+                "supportsConfigurationDoneRequest": true,
+                "supportsStepBack": true,
+                "supportsSetVariable": true,
+                "supportsEvaluateForHovers": true,
+                "supportsExceptionInfoRequest": true,
+                "supportsTerminateRequest": true,
+                "supportsCancelRequest": true,
+                "supportsProgressReporting": true,
+                "supportsDelayedStackTraceLoading": false,
+                "exceptionBreakpointFilters": [
+                    { "filter": "raised", "label": "Raised Exceptions", "default": false,
+                      "description": "Stop where any exception is raised" },
+                    { "filter": "uncaught", "label": "Uncaught Exceptions", "default": true,
+                      "description": "Stop where the exception that ends the program is raised" },
+                ],
+            })
+        );
+    }
 }
