@@ -1,14 +1,14 @@
 //! Serving DAP: over stdio (one session) or TCP on 127.0.0.1 (one session per
 //! connection, any number at once). Each connection runs three parts: a reader task
-//! (bytes -> messages; records cancels at once), the dispatcher (one request at a
-//! time: its envelope read here, then typed and answered by the [`Connection`]) and a
-//! writer task (messages -> bytes, numbering
+//! (bytes -> messages -> typed requests; records cancels at once), the dispatcher (one
+//! request at a time against the [`Connection`]) and a writer task (messages -> bytes, numbering
 //! them with `seq`).
 
 use crate::cancel::Cancels;
 use crate::framing::{write_frame, FrameError, FrameReader};
 use crate::handlers::{Connection, Flow};
-use crate::protocol::{Outbox, Request, MAX_QUEUED};
+use crate::protocol::{Outbox, Request, RequestError, MAX_QUEUED};
+use crate::request::Command;
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::io::{AsyncBufRead, AsyncWrite};
@@ -23,7 +23,7 @@ where
 {
     let (out_tx, mut out_rx) = mpsc::channel::<Value>(MAX_QUEUED);
     // Bounded too: a client sending faster than requests are answered waits.
-    let (in_tx, mut in_rx) = mpsc::channel::<Value>(256);
+    let (in_tx, mut in_rx) = mpsc::channel::<Incoming>(256);
     let cancels = Arc::new(Cancels::default());
 
     let writer_task = tokio::spawn(async move {
@@ -47,8 +47,14 @@ where
         loop {
             match frames.next().await {
                 Ok(Some(message)) => {
-                    note_cancel(&message, &reader_cancels);
-                    if in_tx.send(message).await.is_err() {
+                    let Some(incoming) = read(&message) else {
+                        continue;
+                    };
+                    // A cancel takes effect as soon as it is read, not when it is dispatched.
+                    if let (_, Ok(Command::Cancel(args))) = &incoming {
+                        reader_cancels.cancel(args.request_id, args.progress_id.clone());
+                    }
+                    if in_tx.send(incoming).await.is_err() {
                         break;
                     }
                 }
@@ -75,22 +81,8 @@ where
     });
 
     let mut connection = Connection::new(out.clone(), cancels);
-    while let Some(message) = in_rx.recv().await {
-        let (request, arguments) = match Request::parse(&message) {
-            Ok(parsed) => parsed,
-            Err(error) => {
-                tracing::warn!("not a request ({error}): {message}");
-                if let (Some(seq), Some(command)) = (
-                    message.get("seq").and_then(Value::as_i64),
-                    message.get("command").and_then(Value::as_str),
-                ) {
-                    let command = command.to_string();
-                    out.fail(&Request { seq, command }, &error);
-                }
-                continue;
-            }
-        };
-        if connection.dispatch(request, arguments).await == Flow::Close {
+    while let Some((request, command)) = in_rx.recv().await {
+        if connection.dispatch(request, command).await == Flow::Close {
             break;
         }
         if out.overflowed() {
@@ -117,20 +109,23 @@ where
 /// How long a closing connection waits for its last messages to be written.
 const FLUSH_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// A `cancel` request takes effect as soon as it is read, not when it is dispatched.
-fn note_cancel(message: &Value, cancels: &Cancels) {
-    if message.get("type").and_then(Value::as_str) == Some("request")
-        && message.get("command").and_then(Value::as_str) == Some("cancel")
-    {
-        let args = message.get("arguments");
-        let request_id = args
-            .and_then(|a| a.get("requestId"))
-            .and_then(Value::as_i64);
-        let progress_id = args
-            .and_then(|a| a.get("progressId"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        cancels.cancel(request_id, progress_id);
+/// A request as read: where its answer goes, and its command or why it cannot be had.
+type Incoming = (Request, Result<Command, RequestError>);
+
+/// Parse a message once: its envelope, then its command. A message that is not a
+/// request is answered (with the reason) only if it has a seq and a command.
+fn read(message: &Value) -> Option<Incoming> {
+    match Request::parse(message) {
+        Ok((request, arguments)) => {
+            let command = Command::parse(&request.command, arguments);
+            Some((request, command))
+        }
+        Err(error) => {
+            tracing::warn!("not a request ({error}): {message}");
+            let seq = message.get("seq").and_then(Value::as_i64)?;
+            let command = message.get("command").and_then(Value::as_str)?.into();
+            Some((Request { seq, command }, Err(error)))
+        }
     }
 }
 

@@ -3,8 +3,8 @@
 //! [`breakpoints`], [`stepping`] (forward and reverse) and [`inspect`] (threads,
 //! stack, scopes, variables, evaluate, exception info, source, setVariable).
 //!
-//! [`Connection::dispatch`] parses each request once into a [`Command`] and matches on
-//! it. Each handler takes the typed arguments, applies them to the session, and
+//! [`Connection::dispatch`] matches on each request's [`Command`], parsed once when
+//! it was read. Each handler takes the typed arguments, applies them to the session, and
 //! answers, or returns the [`RequestError`] to answer with; events (stopped, output,
 //! exited) follow the response.
 
@@ -20,7 +20,7 @@ use crate::protocol::{Outbox, Request, RequestError};
 use crate::request::Command;
 use crate::session::{Move, Session, StopReason};
 use crate::view::{probability_text, Confidence, View};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -73,10 +73,13 @@ impl Connection {
         }
     }
 
-    /// Answer one request: parse its arguments into a [`Command`], then apply it.
-    pub async fn dispatch(&mut self, request: Request, arguments: Value) -> Flow {
+    /// Answer one request: apply its command, or fail with why it could not be read.
+    pub async fn dispatch(
+        &mut self,
+        request: Request,
+        command: Result<Command, RequestError>,
+    ) -> Flow {
         tracing::debug!(seq = request.seq, command = %request.command, "request");
-        let command = Command::parse(&request.command, arguments);
         let closes = matches!(command, Ok(Command::Disconnect(_)));
         let result = match command {
             Ok(command) => self.apply(&request, command).await,
@@ -266,6 +269,7 @@ mod tests {
     use super::*;
     use crate::engine::{Engine, EngineError, Position, Prediction};
     use neural_model::{Action, Event, Outcome, Program, State};
+    use serde_json::Value;
     use tokio::sync::mpsc;
 
     /// An engine whose every prediction is checked and found wrong.
@@ -376,7 +380,7 @@ mod tests {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(conn.dispatch(request, arguments));
+            .block_on(conn.dispatch(request, Command::parse(command, arguments)));
         let mut last = Value::Null;
         while let Ok(message) = rx.try_recv() {
             last = message;
