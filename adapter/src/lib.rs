@@ -13,7 +13,9 @@
 //! 5. engine ([`engine`]): what the next state is (the model, or recorded Python).
 //! 6. view ([`view`]): a state as frames, scopes and variables.
 //! 7. typed response ([`protocol::Outbox`]): responses and events, numbered and
-//!    written back through the framing.
+//!    written back through the framing. Typed so far: the initialize body (the crate's
+//!    `Capabilities`) and errors; other bodies are built as JSON in the handlers, and
+//!    the schema tests in protocol-tests check every one.
 //!
 //! [`server`] wires a connection together over stdio or TCP.
 //!
