@@ -10,23 +10,19 @@
 //! at a random state in full teach the model this shape too).
 
 use crate::action::Action;
+use crate::constraints::{value_of, Bindings, NextState, Reach};
 use crate::grammar::{Body, BodySpec};
 use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
 use crate::net::{
     greedy, load_checkpoint, Allowed, CpuModel, DecodeCache, Decoder, Llama, LlamaConfig,
 };
-use crate::program::layout;
 use crate::program::ProgramModel;
 use crate::state::{Event, State};
 use crate::tokenizer::Tokenizer;
 use crate::tree::Outcome;
 use burn::tensor::backend::Backend;
 use indexmap::IndexMap;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-mod bindings;
-use bindings::Bindings;
 
 /// The shipped model: `$NEURAL_MODEL` if set, else `model/weights/default/` of this
 /// source tree.
@@ -575,29 +571,16 @@ impl<M: Decoder> Predictor<M> {
     }
 }
 
-/// What the trace language lets come next, token by token.
+/// What the trace language lets come next, token by token: the rules of
+/// [`NextState`] turned into masks over the tokenizer's vocabulary.
 struct Grammar<'a, M: Decoder> {
     predictor: &'a Predictor<M>,
-    program: &'a ProgramModel,
-    prev: &'a State,
-    /// The state one forward step before `prev`, where known.
-    came_from: Option<&'a State>,
-    /// The state that called `prev`'s frame, at the call, where known.
-    caller: Option<&'a State>,
-    /// What the next state keeps of one seen before (see `kept_values`).
-    kept: std::cell::OnceCell<Option<Bindings>>,
-    action: &'a Action,
-    /// A breakpoint action lands on a `line` state on one of these lines (or ends).
-    breakpoints: Option<&'a std::collections::BTreeSet<u32>>,
+    next: NextState<'a>,
     /// The body's spec, worked out once: a prediction's header never changes after
     /// its body has begun.
     spec: std::cell::OnceCell<BodySpec>,
     /// The locals a call's state must hold, worked out once (see `bound_arguments`).
     arguments: std::cell::OnceCell<Option<String>>,
-    /// What the current line binds (see `bindings`).
-    bindings: std::cell::OnceCell<Option<Bindings>>,
-    /// What the current line prints, if it is a `print` the grammar can read.
-    printed: std::cell::OnceCell<Option<crate::program::printed::Printed>>,
 }
 
 impl<'a, M: Decoder> Grammar<'a, M> {
@@ -608,19 +591,12 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         footprints: &'a Footprints,
         action: &'a Action,
     ) -> Self {
+        let (came_from, caller) = (footprints.came_from(prev), footprints.caller(prev));
         Grammar {
             predictor,
-            program,
-            prev,
-            came_from: footprints.came_from(prev),
-            caller: footprints.caller(prev),
-            kept: std::cell::OnceCell::new(),
-            action,
-            breakpoints: action.breakpoint_lines(),
+            next: NextState::new(program, prev, came_from, caller, action),
             spec: std::cell::OnceCell::new(),
             arguments: std::cell::OnceCell::new(),
-            bindings: std::cell::OnceCell::new(),
-            printed: std::cell::OnceCell::new(),
         }
     }
 
@@ -644,8 +620,8 @@ impl<'a, M: Decoder> Grammar<'a, M> {
             // function, a step goes on to its return, not to a line).
             let mut first: Vec<u32> = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"]
                 .into_iter()
-                .filter(|e| self.breakpoints.is_none() || *e == "<|line|>")
-                .filter(|e| self.some_line(e))
+                .filter(|e| self.next.breakpoints.is_none() || *e == "<|line|>")
+                .filter(|e| self.next.some_line(e))
                 .map(special)
                 .collect();
             first.extend(
@@ -656,7 +632,7 @@ impl<'a, M: Decoder> Grammar<'a, M> {
                 ]
                 .map(special),
             );
-            if self.action.is_inverse() {
+            if self.next.action.is_inverse() {
                 first.push(special(language::AT_START));
             }
             return Allowed::Only(first);
@@ -678,18 +654,18 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         // A state: `EVENT LINE DEPTH FUNCTION`, the line's text, then its body.
         let mut parts = body.splitn(3, '\n');
         if let (Some(header), Some(_), Some(rest)) = (parts.next(), parts.next(), parts.next()) {
-            let spec = self.spec.get_or_init(|| self.body_spec(header, at_start));
+            let spec = self
+                .spec
+                .get_or_init(|| self.next.body_spec(header, at_start));
             let allowed = self.continue_body(Body::state(spec), rest);
             let arguments = self
                 .arguments
-                .get_or_init(|| self.bound_arguments(header))
+                .get_or_init(|| self.next.bound_arguments(header))
                 .as_deref();
             if let Some(expected) = arguments.filter(|e| rest.len() < e.len()) {
                 return self.only_toward(allowed, tail(&bytes, &text, rest), &[expected]);
             }
-            let bindings = self.bindings.get_or_init(|| self.bindings());
-            let kept = self.kept.get_or_init(|| self.kept_values(header));
-            let bindings = bindings.as_ref().or(kept.as_ref());
+            let bindings = self.next.bindings().or(self.next.kept(header));
             // (A name with no value to take is left to the model: no dead end.)
             let targets = bindings.iter().flat_map(|b| &b.targets);
             for target in targets.filter(|t| !t.options.is_empty()) {
@@ -706,12 +682,12 @@ impl<'a, M: Decoder> Grammar<'a, M> {
                 None => allowed,
             };
             if let Some(at) = rest.rfind(language::STDOUT) {
-                if let Some(printed) = self.printed_by_step(header) {
+                if let Some(printed) = self.next.printed_by_step(header) {
                     let written = tail(&bytes, &text, &rest[at + language::STDOUT.len()..]);
                     return self.only_printing(allowed, written, printed);
                 }
             }
-            return match self.returned_value(header, rest) {
+            return match self.next.returned_value(header, rest) {
                 Some(expected) => {
                     let at = rest.rfind(language::VALUE).expect("the value has begun");
                     let written = &rest[at + language::VALUE.len()..];
@@ -722,8 +698,12 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         }
         // The frames the step can reach depend on the event alone: once per token.
         let event = body.find("|>").map(|split| &body[..split + 2]);
-        let frames = event.filter(|_| !at_start).and_then(|e| self.frames(e));
-        let flow = event.filter(|_| !at_start).and_then(|e| self.flow_lines(e));
+        let frames = event
+            .filter(|_| !at_start)
+            .and_then(|e| self.next.frames(e));
+        let flow = event
+            .filter(|_| !at_start)
+            .and_then(|e| self.next.flow_lines(e));
         let reach = Reach {
             frames: frames.as_deref(),
             flow: flow.as_ref(),
@@ -731,7 +711,7 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
                 let (piece, is_special) = &p.token_text[id as usize];
-                !is_special && self.header_ok(&text, piece, &reach)
+                !is_special && self.next.header_admits(&text, piece, &reach)
             })
             .collect();
         Allowed::Only(allowed)
@@ -753,7 +733,10 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         }
         let header = std::str::from_utf8(&after_event[..newline]).ok()?;
         let number: usize = header.split(' ').next()?.parse().ok()?;
-        let expected = format!("{}\n{{", self.program.lines.get(number.checked_sub(1)?)?);
+        let expected = format!(
+            "{}\n{{",
+            self.next.program.lines.get(number.checked_sub(1)?)?
+        );
         let expected = expected.as_bytes();
         let allowed = (0..p.token_bytes.len())
             .filter(|&id| {
@@ -791,147 +774,6 @@ impl<'a, M: Decoder> Grammar<'a, M> {
             allowed.push(p.stop);
         }
         Allowed::Only(allowed)
-    }
-
-    /// The locals a call's state must begin with when the current line calls that
-    /// function once, with arguments that are literals or names of values the current
-    /// state shows (a method's receiver too): bound to the parameters as Python binds
-    /// them, as the JSON text of the locals. `None` where the line is not that plain (a
-    /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
-    /// more than its parameters, a decorator may wrap the function).
-    fn bound_arguments(&self, header: &str) -> Option<String> {
-        let prev = self.prev;
-        let fields: Vec<&str> = header.strip_prefix("<|call|>")?.split(' ').collect();
-        let line: u32 = fields.first()?.parse().ok()?;
-        let depth: u32 = fields.get(1)?.parse().ok()?;
-        let function = *fields.get(2)?;
-        let program = self.program;
-        let layout = &program.layout;
-        let fresh = *self.action == Action::StepInto
-            && prev.event == Event::Line
-            && depth == prev.depth + 1
-            && layout.calls.get(&line).is_some_and(|f| f == function);
-        let def_text = program.lines.get(line as usize - 1)?.trim_start();
-        if !fresh || def_text.starts_with('@') {
-            return None;
-        }
-        let owner = layout.scope.get(line as usize - 1)?;
-        let method = layout.classes.values().any(|class| class == owner);
-        if owner != "<module>" && !method {
-            return None;
-        }
-        let code: String = program
-            .flow
-            .statement(prev.line)
-            .iter()
-            .filter_map(|l| program.lines.get(*l as usize - 1))
-            .map(|t| t.split(" #").next().unwrap_or(t))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let rebinds = layout::words(&code).any(|w| w == "for" || w == "lambda");
-        if rebinds || code.contains(":=") {
-            return None;
-        }
-        let pattern = format!("{function}(");
-        let sites: Vec<usize> = code
-            .match_indices(&pattern)
-            .map(|(at, _)| at)
-            .filter(|&at| {
-                !code[..at]
-                    .chars()
-                    .next_back()
-                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
-            })
-            .collect();
-        let [at] = sites[..] else { return None };
-        let value = |name: &str| {
-            let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
-            is_name.then(|| shown_value(prev, name)).flatten()
-        };
-        let before = &code[..at];
-        let receiver = match before.strip_suffix('.') {
-            Some(object) if method => {
-                let name = layout::trailing_name(object);
-                let attribute = object[..object.len() - name.len()].ends_with('.');
-                if name.is_empty() || attribute {
-                    return None;
-                }
-                Some(value(name)?)
-            }
-            None if !method => None,
-            _ => return None,
-        };
-        let args_start = at + pattern.len();
-        let args_len = closing_paren(&code[args_start..])?;
-        let locals = crate::entry::bind_call(
-            &program.lines.join("\n"),
-            line,
-            receiver.as_deref(),
-            &code[args_start..args_start + args_len],
-            &value,
-        )?;
-        Some(serde_json::to_value(&locals).ok()?.to_string())
-    }
-
-    /// The value a `return` state must carry when its line says it outright:
-    /// `return NAME` returns that local as the state shows it, `return LITERAL` the
-    /// literal's repr. As the JSON text written after `<|value|>`; `None` when the
-    /// line says nothing so plain or the value section has not begun.
-    fn returned_value(&self, header: &str, rest: &str) -> Option<String> {
-        if !header.starts_with("<|return|>") {
-            return None;
-        }
-        rest.rfind(language::VALUE)?;
-        // The module's code returns nothing.
-        if header_frame(header).is_some_and(|(_, function)| function == "<module>") {
-            return Some("\"None\"".to_string());
-        }
-        let line: usize = header["<|return|>".len()..]
-            .split(' ')
-            .next()?
-            .parse()
-            .ok()?;
-        let code = self.program.lines.get(line.checked_sub(1)?)?.trim();
-        let code = code.split(" #").next().unwrap_or(code).trim_end();
-        let expr = code.strip_prefix("return ")?.trim();
-        let is_name = !expr.is_empty()
-            && !expr.starts_with(|c: char| c.is_ascii_digit())
-            && expr.chars().all(|c| c.is_alphanumeric() || c == '_');
-        let value = if is_name && !["True", "False", "None"].contains(&expr) {
-            let written: IndexMap<String, String> =
-                serde_json::from_str(rest.lines().next()?).ok()?;
-            match written.get(expr) {
-                Some(value) => value.clone(),
-                None if written.contains_key(language::REST) => self.prev.locals.get(expr)?.clone(),
-                None => return None,
-            }
-        } else {
-            crate::entry::literal_repr(expr).ok()?
-        };
-        Some(serde_json::Value::from(value).to_string())
-    }
-
-    /// What a forward step from a `print(...)` line prints, where the line's text and
-    /// the values shown say (see [`crate::program::printed`]): the step that finishes the print
-    /// in the same frame (a `line` or `return` state at the frame's depth).
-    fn printed_by_step(&self, header: &str) -> Option<&crate::program::printed::Printed> {
-        let prev = self.prev;
-        let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
-        let event_ok = header.starts_with("<|line|>") || header.starts_with("<|return|>");
-        if !same_frame || !event_ok {
-            return None;
-        }
-        self.printed
-            .get_or_init(|| {
-                let forward = self.action.is_forward_step();
-                let one_line = self.program.flow.statement(prev.line).len() == 1;
-                if !forward || prev.event != Event::Line || !one_line {
-                    return None;
-                }
-                let code = self.program.code(prev.line);
-                crate::program::printed::Printed::of_statement(code, |name| shown_value(prev, name))
-            })
-            .as_ref()
     }
 
     /// Of `allowed`, the tokens that keep the stdout string `written` (bytes, from its
@@ -975,6 +817,36 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         }
     }
 
+    /// Of `allowed`, the tokens that do not end a bound name's key and begin its
+    /// value (`":"-`) other than toward one of the values it can take.
+    fn values_begun_right(&self, allowed: Allowed, rest: &str, bindings: &Bindings) -> Allowed {
+        // Only while the locals are written, and for a name with values to take.
+        let bound = bindings.targets.iter().any(|t| !t.options.is_empty());
+        if rest.contains('\n') || !bound {
+            return allowed;
+        }
+        let Allowed::Only(ids) = allowed else {
+            return allowed;
+        };
+        let p = self.predictor;
+        let ids = ids.into_iter().filter(|&id| {
+            let (piece, special) = &p.token_text[id as usize];
+            if *special || !piece.contains(':') {
+                return true;
+            }
+            let text = format!("{rest}{piece}");
+            let mut targets = bindings.targets.iter().filter(|t| !t.options.is_empty());
+            targets.all(|target| match value_of(&text, &target.name) {
+                Some(written) => target
+                    .options
+                    .iter()
+                    .any(|o| o.starts_with(written) || written.starts_with(o.as_str())),
+                None => true,
+            })
+        });
+        Allowed::Only(ids.collect())
+    }
+
     /// Of `allowed`, the tokens that keep `written` (bytes: a token may end inside a
     /// character) on its way to one of `expected` (and past it: the body's grammar
     /// rules what follows).
@@ -1004,447 +876,6 @@ impl<'a, M: Decoder> Grammar<'a, M> {
             Allowed::Any => Allowed::Any,
         }
     }
-
-    /// What the body of the state whose header is `header` may hold: the names the
-    /// program could bind, and whether it is written as a diff of the current state.
-    fn body_spec(&self, header: &str, at_start: bool) -> BodySpec {
-        let (event, fields) = header.split_once("|>").unwrap_or(("", header));
-        let fields: Vec<&str> = fields.split(' ').collect();
-        let depth = fields.get(1).and_then(|f| f.parse::<u32>().ok());
-        let function = fields.get(2).copied().unwrap_or("");
-        let event = format!("{event}|>");
-        let diff = !at_start
-            && self.action.is_single_step()
-            && event != "<|call|>"
-            && function == self.prev.function
-            && depth == Some(self.prev.depth);
-        let names = |known: &[String], current: &crate::state::Vars| {
-            let mut names: Vec<String> = known.to_vec();
-            names.extend(current.keys().cloned());
-            names.sort();
-            names.dedup();
-            names
-        };
-        // A function's locals are names its lines mention (and, in the same function,
-        // what it holds now).
-        let same_function = function == self.prev.function;
-        let no_vars = crate::state::Vars::new();
-        let mut local_names = match self.program.frame_names.get(function) {
-            Some(known) => names(
-                known,
-                if same_function {
-                    &self.prev.locals
-                } else {
-                    &no_vars
-                },
-            ),
-            None => names(&self.program.identifiers, &self.prev.locals),
-        };
-        // A frame's locals begin with its parameters (a class body or the module
-        // has none to require).
-        let line = fields.first().and_then(|f| f.parse::<u32>().ok());
-        let defined_here = |line: &u32| {
-            self.program
-                .layout
-                .calls
-                .get(line)
-                .is_some_and(|f| f == function)
-        };
-        let fresh_call = event == "<|call|>" && !diff && line.as_ref().is_some_and(defined_here);
-        let required = match line {
-            Some(line) if fresh_call => self
-                .program
-                .parameters
-                .get(&line)
-                .cloned()
-                .unwrap_or_default(),
-            // Going into a loop's block or on after an assignment, a name that must
-            // take a new value is written (a diff cannot carry it over unchanged).
-            Some(line) if diff && event == "<|line|>" => self
-                .bindings
-                .get_or_init(|| self.bindings())
-                .iter()
-                .filter(|b| b.written_on.as_ref().is_some_and(|on| on.contains(&line)))
-                .flat_map(|b| &b.targets)
-                .filter(|target| target.must_write)
-                .map(|target| target.name.clone())
-                .collect(),
-            _ => Vec::new(),
-        };
-        // A function that closes over nothing (defined in the module or a class body)
-        // starts with its parameters alone.
-        let closes_over_nothing =
-            line.is_some_and(|line| {
-                self.program.layout.frames_of(line, false).iter().all(|f| {
-                    *f == "<module>" || self.program.layout.classes.values().any(|c| c == f)
-                })
-            });
-        // After one statement in the same frame, only what it binds or (through a
-        // call, subscript or attribute) mutates can change.
-        let forward = self.action.is_forward_step();
-        let changeable = (diff && forward && self.prev.event == Event::Line)
-            .then(|| self.changeable_names())
-            .flatten();
-        // What a frame held before and cannot have lost (see `held_names`).
-        let mut held = self.held_names(header);
-        held.extend(self.newly_bound(header));
-        held.sort();
-        held.dedup();
-        local_names.extend(held.iter().cloned());
-        local_names.sort();
-        local_names.dedup();
-        BodySpec {
-            changeable,
-            local_names,
-            held,
-            global_names: names(&self.program.identifiers, &self.prev.globals),
-            diff,
-            valued: event == "<|return|>" || event == "<|exception|>",
-            exact: fresh_call && closes_over_nothing,
-            ordered: fresh_call,
-            required,
-        }
-    }
-
-    /// The locals that running the current statement can change: the names it binds
-    /// and, if it calls, subscripts or reaches into an attribute, every local whose
-    /// value may be mutable (aliases included). `None` where names can also vanish or
-    /// change from elsewhere (`del`, the end of an `except ... as` block, `global`,
-    /// `nonlocal`).
-    fn changeable_names(&self) -> Option<Vec<String>> {
-        let prev = self.prev;
-        let program = self.program;
-        if program.rebinds_from_afar || program.may_unbind(&prev.function) {
-            return None;
-        }
-        let statement = program.flow.statement(prev.line);
-        let mut changeable = BTreeSet::new();
-        let mut reaches_in = false;
-        for &line in &statement {
-            let code = program.code(line);
-            if code.trim_start().starts_with('@') {
-                return None; // a decorator: which definition it binds is further down
-            }
-            // A `def` or `class` binds its name.
-            changeable.extend(program.layout.calls.get(&line).cloned());
-            reaches_in |= code.contains(['(', '[', '.']);
-            changeable.extend(program.binds(line));
-        }
-        if reaches_in {
-            changeable.extend(
-                prev.locals
-                    .iter()
-                    .filter(|(_, value)| !immutable(value))
-                    .map(|(name, _)| name.clone()),
-            );
-        }
-        Some(changeable.into_iter().collect())
-    }
-
-    /// The frames a forward step can reach from the current state, as (depth,
-    /// function if known); `None`: any. A frame is left only through its `return` or
-    /// `exception` state, so from inside a frame a step stays in it (same depth, same
-    /// function) or goes one deeper into a call; from a frame's end it goes to the
-    /// caller (an exception may also be caught in the frame that raised it).
-    fn frames(&self, event: &str) -> Option<Vec<(u32, Option<&str>)>> {
-        let prev = self.prev;
-        let d = prev.depth;
-        let here = (d, Some(prev.function.as_str()));
-        let caller = d
-            .checked_sub(1)
-            .map(|c| (c, prev.stack.last().map(|f| f.function.as_str())));
-        let inside = matches!(prev.event, Event::Line | Event::Call);
-        match self.action {
-            Action::StepInto if event == "<|call|>" => Some(match prev.event {
-                _ if inside => vec![(d + 1, None)],
-                Event::Return => vec![(d, None)],
-                _ => vec![(d, None), (d + 1, None)],
-            }),
-            Action::StepInto | Action::StepOver | Action::StepReturn => Some(match prev.event {
-                Event::Return => caller.into_iter().collect(),
-                Event::Exception => std::iter::once(here).chain(caller).collect(),
-                _ => vec![here],
-            }),
-            // Backwards: a frame's call is entered from its caller's line (or, one
-            // state back, right after a sibling call's end, as in `f(g(x))`); before
-            // any other state of a frame comes the frame itself, or the end of a
-            // call it made (one step back into it). A sibling call ends with its
-            // `return` (after an `exception`, too), so a `line` or `call` one step
-            // before a call is the caller's.
-            Action::InvStepInto if prev.event == Event::Call => Some(match event {
-                "<|return|>" | "<|exception|>" => vec![(d, None)],
-                _ => caller.into_iter().collect(),
-            }),
-            Action::InvStepOver | Action::InvStepCall if prev.event == Event::Call => {
-                Some(caller.into_iter().collect())
-            }
-            // One step back into a call made here lands on its end: a callee's last
-            // state is its `return`.
-            Action::InvStepInto => Some(match event {
-                "<|return|>" => vec![(d + 1, None)],
-                "<|exception|>" => vec![here, (d + 1, None)],
-                _ => vec![here],
-            }),
-            Action::InvStepOver | Action::InvStepCall => Some(vec![here]),
-            _ => None,
-        }
-    }
-
-    /// Whether a state of this event can stand on any line at all.
-    fn some_line(&self, event: &str) -> bool {
-        let frames = self.frames(event);
-        let flow = self.flow_lines(event);
-        let reach = Reach {
-            frames: frames.as_deref(),
-            flow: flow.as_ref(),
-        };
-        (1..=self.program.lines.len()).any(|n| self.header_ok(event, &format!("{n} "), &reach))
-    }
-
-    /// The lines a state of this event may stand on, by the program's control flow,
-    /// in the one frame where the step's flow is known (its depth); `None`: any line.
-    /// Forward: after a line, the lines that can follow it (or, to end the frame, the
-    /// same statement); a fresh call's first lines; back in a caller after a return,
-    /// its calling statement or what follows it; a Step Into's `call`, the first lines
-    /// of what the running statement can call (see `ProgramModel::callees_of`).
-    /// Backward: the lines that can lead to the current one.
-    fn flow_lines(&self, event: &str) -> Option<(u32, BTreeSet<u32>)> {
-        let (prev, flow) = (self.prev, &self.program.flow);
-        // Stepping into a call: a function the running statement may call.
-        if event == "<|call|>" && *self.action == Action::StepInto {
-            return match prev.event {
-                Event::Line => Some((prev.depth + 1, self.program.callees_of(prev.line))),
-                Event::Return => {
-                    let caller = prev.stack.last()?;
-                    Some((prev.depth, self.program.callees_of(caller.line)))
-                }
-                _ => None,
-            };
-        }
-        let line_event = event == "<|line|>";
-        if !line_event && event != "<|return|>" && event != "<|exception|>" {
-            return None;
-        }
-        let here = prev.depth;
-        let forward = self.action.is_forward_step();
-        let backward = matches!(self.action, Action::InvStepInto | Action::InvStepOver);
-        match prev.event {
-            Event::Line | Event::Exception if forward => Some((
-                here,
-                if line_event {
-                    let mut lines = flow.after(prev.line)?.clone();
-                    // From a `for` line whose next item is known: into its block or
-                    // out of it.
-                    let bindings = self.bindings.get_or_init(|| self.bindings());
-                    if let Some(continues) = bindings.as_ref().and_then(|b| b.continues) {
-                        let block = self.program.block(prev.line);
-                        lines.retain(|line| block.contains(line) == continues);
-                    }
-                    lines
-                } else {
-                    let mut lines = flow.statement(prev.line);
-                    // The frame returns right after this statement only if it can end it.
-                    if event == "<|return|>" && !lines.iter().any(|&l| self.program.ends_frame(l)) {
-                        lines.clear();
-                    }
-                    lines
-                },
-            )),
-            Event::Call if forward && line_event => {
-                let fresh = self.program.layout.calls.get(&prev.line) == Some(&prev.function)
-                    || (prev.line == 1 && prev.function == "<module>");
-                if fresh {
-                    Some((here, flow.first(prev.line)?.clone()))
-                } else {
-                    // A generator resumes where it paused.
-                    let mut lines = flow.after(prev.line)?.clone();
-                    lines.extend(flow.statement(prev.line));
-                    Some((here, lines))
-                }
-            }
-            Event::Return if forward => {
-                let caller = prev.stack.last()?;
-                let mut lines = flow.statement(caller.line);
-                if line_event {
-                    lines.extend(flow.after(caller.line)?.iter().copied());
-                }
-                Some((here.checked_sub(1)?, lines))
-            }
-            // A frame returns from a line that can end it, or pauses at a `yield`.
-            Event::Line | Event::Call
-                if *self.action == Action::StepReturn && event == "<|return|>" =>
-            {
-                let program = self.program;
-                let lines = (1..=program.lines.len() as u32)
-                    .filter(|&l| program.layout.scope.get(l as usize - 1) == Some(&prev.function))
-                    .filter(|&l| program.ends_frame(l))
-                    .collect();
-                Some((here, lines))
-            }
-            Event::Line if backward && line_event => Some((here, flow.before(prev.line))),
-            Event::Return | Event::Exception if backward && line_event => {
-                Some((here, flow.statement(prev.line)))
-            }
-            Event::Call if backward && line_event => {
-                let caller = prev.stack.last()?;
-                Some((here.checked_sub(1)?, flow.statement(caller.line)))
-            }
-            _ => None,
-        }
-    }
-
-    /// A state's header is `LINE DEPTH FUNCTION` with a line of the program, a depth
-    /// the action can reach and the function that line belongs to; the next line is
-    /// that line's text, exactly.
-    fn header_ok(&self, text: &str, piece: &str, reach: &Reach) -> bool {
-        let frames = reach.frames;
-        let at_start = text.starts_with(language::AT_START);
-        let body = text.strip_prefix(language::AT_START).unwrap_or(text);
-        let Some(split) = body.find("|>") else {
-            return true;
-        };
-        let (event, after) = (&body[..split + 2], &body[split + 2..]);
-        let candidate = format!("{after}{piece}");
-        let (header, rest) = match candidate.split_once('\n') {
-            Some((header, rest)) => (header, Some(rest)),
-            None => (candidate.as_str(), None),
-        };
-        let fields: Vec<&str> = header.split(' ').collect();
-        let digits =
-            |f: &str| f.bytes().all(|b| b.is_ascii_digit()) && !(f.len() > 1 && f.starts_with('0'));
-        // A state is never on a blank or comment line; a call stands on a `def`.
-        let hit = |n: usize| at_start || self.breakpoints.is_none_or(|b| b.contains(&(n as u32)));
-        let is_call = event == "<|call|>";
-        let code_line = |n: usize| {
-            let text = self.program.lines.get(n.wrapping_sub(1));
-            // The module's frame starts on line 1, whatever is written there.
-            (is_call && n == 1 && text.is_some())
-                || text.is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-                    && (!is_call || !self.program.layout.frames_of(n as u32, true).is_empty())
-        };
-        // The frames the step can reach, and the one each line runs in (the function,
-        // class body or module it belongs to).
-        let scope_of = |n: usize| self.program.layout.frames_of(n as u32, is_call);
-        // A script's module frame is the only one at depth 0.
-        let prev = self.prev;
-        let script = (prev.depth == 0 && prev.function == "<module>")
-            || prev.stack.first().is_some_and(|f| f.function == "<module>");
-        let at_depth = |scope: &str, d: u32| !script || (d == 0) == (scope == "<module>");
-        let flows_to = |n: usize, d: u32| {
-            reach
-                .flow
-                .is_none_or(|(at, lines)| *at != d || lines.contains(&(n as u32)))
-        };
-        // Line `n` at depth `d` in frame `f` (any if `None`): control flows there and
-        // some frame that runs the line fits (a line-1 `call` is the module's, never
-        // at depth 1 of a script).
-        let fits = |n: usize, d: u32, f: Option<&str>| {
-            flows_to(n, d)
-                && scope_of(n)
-                    .iter()
-                    .any(|scope| f.is_none_or(|f| f == *scope) && at_depth(scope, d))
-        };
-        let reachable = |n: usize, depth: Option<u32>| match frames {
-            None => depth.is_none_or(|d| fits(n, d, None)),
-            Some(fs) => fs
-                .iter()
-                .any(|&(d, f)| depth.is_none_or(|depth| depth == d) && fits(n, d, f)),
-        };
-        let line_ok = digits(fields[0])
-            && if fields.len() > 1 {
-                fields[0]
-                    .parse::<usize>()
-                    .is_ok_and(|n| code_line(n) && hit(n) && reachable(n, None))
-            } else {
-                (1..=self.program.lines.len()).any(|n| {
-                    code_line(n)
-                        && hit(n)
-                        && reachable(n, None)
-                        && n.to_string().starts_with(fields[0])
-                })
-            };
-        let line: usize = fields[0].parse().unwrap_or(0);
-        let depth_ok = fields.get(1).is_none_or(|f| {
-            let whole = fields.len() > 2;
-            // Reachable frames name their depths below; otherwise every depth from 1
-            // up runs the same frames, so a prefix stands for them all.
-            let fits = frames.is_some()
-                || f.is_empty()
-                || f.parse().is_ok_and(|d| reachable(line, Some(d)));
-            digits(f)
-                && f.len() <= 4
-                && fits
-                && frames.as_ref().is_none_or(|fs| {
-                    fs.iter().any(|(d, _)| {
-                        let text = d.to_string();
-                        reachable(line, Some(*d))
-                            && if whole {
-                                text == *f
-                            } else {
-                                text.starts_with(f)
-                            }
-                    })
-                })
-        });
-        // The function must be one that runs the line, at the depth written.
-        let depth: Option<u32> = fields.get(1).and_then(|f| f.parse().ok());
-        let scopes: Vec<&str> = scope_of(line)
-            .into_iter()
-            .filter(|scope| depth.is_none_or(|d| at_depth(scope, d)))
-            .filter(|scope| {
-                frames.as_ref().is_none_or(|fs| {
-                    fs.iter().any(|(d, f)| {
-                        depth.is_none_or(|depth| depth == *d) && f.is_none_or(|f| f == *scope)
-                    })
-                })
-            })
-            .collect();
-        let name_ok = fields.get(2).is_none_or(|f| {
-            let whole = rest.is_some();
-            if whole {
-                scopes.contains(f)
-            } else {
-                scopes.iter().any(|scope| scope.starts_with(f))
-            }
-        });
-        let filled = fields
-            .iter()
-            .enumerate()
-            .all(|(i, f)| !f.is_empty() || i + 1 == fields.len() && rest.is_none());
-        if fields.len() > 3 || !(line_ok && depth_ok && name_ok && filled) {
-            return false;
-        }
-        let Some(rest) = rest else { return true };
-        if fields.len() < 3 {
-            return false;
-        }
-        let number: usize = fields[0].parse().unwrap_or(1);
-        let expected = format!("{}\n", self.program.lines[number - 1]);
-        if rest.len() <= expected.len() {
-            expected.starts_with(rest)
-        } else {
-            // Then the locals, a JSON object.
-            rest.starts_with(&expected) && rest[expected.len()..].starts_with('{')
-        }
-    }
-}
-
-/// What a name holds in `state`: its local, else its global.
-fn shown_value(state: &State, name: &str) -> Option<String> {
-    state.locals.get(name).or(state.globals.get(name)).cloned()
-}
-
-/// The repr of `text` if it is a literal, else of the name's value `state` shows.
-fn literal_or_shown(state: &State, text: &str) -> Option<String> {
-    crate::entry::literal_repr(text)
-        .ok()
-        .or_else(|| shown_value(state, text))
-}
-
-/// The depth and function of a state's header (`<|line|>3 1 f`).
-fn header_frame(header: &str) -> Option<(u32, &str)> {
-    let fields: Vec<&str> = header.split("|>").nth(1)?.split(' ').collect();
-    Some((fields.get(1)?.parse().ok()?, fields.get(2)?))
 }
 
 /// The bytes at the end of `bytes` that `written`, the end of `text` (read from them),
@@ -1455,50 +886,6 @@ fn tail<'b>(bytes: &'b [u8], text: &str, written: &str) -> &'b [u8] {
         Ok(prefix) if prefix.len() == before => &bytes[before..],
         _ => &bytes[bytes.len().saturating_sub(written.len())..],
     }
-}
-
-/// Where the locals being written (the first line of `rest`) hold `name`'s value: the
-/// text from its opening quote on, while the locals are still being written.
-fn value_of<'r>(rest: &'r str, name: &str) -> Option<&'r str> {
-    if rest.contains('\n') {
-        return None;
-    }
-    let key = format!("\"{name}\":");
-    let (at, _) = rest
-        .match_indices(&key)
-        .filter(|(at, _)| rest[..*at].ends_with(['{', ',']))
-        .last()?;
-    Some(&rest[at + key.len()..])
-}
-
-/// The length of the text before the `)` that closes an already open `(`.
-fn closing_paren(text: &str) -> Option<usize> {
-    crate::program::lexer::code_chars(text)
-        .find(|&(_, c, depth)| matches!(c, ')' | ']' | '}') && depth == 0)
-        .map(|(at, _, _)| at)
-}
-
-/// Whether a repr is of a value that nothing but rebinding its name can change: a
-/// number, string, bytes, `None`, a bool, or a tuple of such (by its text: anything
-/// bracketed or called inside counts as mutable).
-fn immutable(repr: &str) -> bool {
-    let r = repr.trim();
-    if r.starts_with(['\'', '"']) || r.starts_with("b'") || r.starts_with("b\"") {
-        return true;
-    }
-    if matches!(r, "None" | "True" | "False" | "inf" | "-inf" | "nan") || r.parse::<f64>().is_ok() {
-        return true;
-    }
-    r.strip_prefix('(')
-        .and_then(|inner| inner.strip_suffix(')'))
-        .is_some_and(|inner| !inner.contains(['(', '[', '{', '<']))
-}
-
-/// Where a step can land: the frames it can reach (`None`: any) and, in one of them,
-/// the lines control flow allows.
-struct Reach<'a> {
-    frames: Option<&'a [(u32, Option<&'a str>)]>,
-    flow: Option<&'a (u32, BTreeSet<u32>)>,
 }
 
 /// Keys of the first JSON object of strings in `text` (the locals), with the byte

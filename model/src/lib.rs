@@ -15,14 +15,17 @@
 //!   script or a call; literals and reprs).
 //! - The trace language: [`language`] (rendering and parsing states and actions),
 //!   [`grammar`] (the shape a predicted state's text may take, character by character).
+//! - What the next state may say: [`constraints`] (the decoding rules, read from the
+//!   program model and the states around, as plain data; no tokens, no weights).
 //! - The transformer (feature `neural`): [`net`] (Llama in burn and the fast CPU decode
-//!   path), [`tokenizer`], [`infer`] (the session's episode in the cache; decoding
-//!   constrained by the program model and the grammar).
+//!   path), [`tokenizer`], [`infer`] (the session's episode in the cache; the
+//!   constraints and the grammar turned into token masks).
 //! - Data and measurement: [`data`] (generated and corpus programs, episodes, shards),
 //!   [`train`] (burn trainer and the PyTorch trainer's driver), [`eval`],
 //!   [`cruxeval`], [`progress`] (progress bars).
 
 pub mod action;
+pub mod constraints;
 #[cfg(feature = "neural")]
 pub mod cruxeval;
 pub mod data;

@@ -1,24 +1,24 @@
-//! What a step binds, read from the program's text and the state the debugger shows:
-//! a `for` loop's next item, a plain assignment's values, and what a caller keeps when
-//! a call returns to it. The grammar (`super::Grammar`) holds the model to these
-//! values where the next state writes those names.
+//! Which values the next state's names take, where the program's text and the state
+//! shown say: a `for` loop's next item, a plain assignment's values, what a caller keeps
+//! when a call returns to it and what a frame keeps to its return, the arguments a call
+//! binds, the value a `return` line gives, what a `print` writes.
 
-use super::{closing_paren, immutable, literal_or_shown, shown_value, value_of, Grammar};
-use crate::net::Allowed;
-use crate::net::Decoder;
+use super::{closing_paren, header_frame, immutable, literal_or_shown, shown_value, NextState};
+use crate::language;
 use crate::program::layout;
-use crate::Event;
+use crate::{Action, Event};
+use indexmap::IndexMap;
 use std::collections::BTreeSet;
 
 /// What a step from a `for` line or a plain assignment binds: per name, the values it
 /// can take; for a loop, whether it goes into its block (`Some(true)`), ends
 /// (`Some(false)`) or either.
-pub(super) struct Bindings {
-    pub(super) targets: Vec<Binding>,
+pub struct Bindings {
+    pub targets: Vec<Binding>,
     /// The lines on which a state must write the names that cannot keep their values
     /// (a loop's block; none after an assignment).
-    pub(super) written_on: Option<std::ops::RangeInclusive<u32>>,
-    pub(super) continues: Option<bool>,
+    pub written_on: Option<std::ops::RangeInclusive<u32>>,
+    pub continues: Option<bool>,
 }
 
 /// Where a loop goes from its `for` line, as far as the state and the step before say.
@@ -31,46 +31,26 @@ struct Next {
 
 /// A name, the values it can take (JSON strings of their reprs), and whether the next
 /// state must write it (it cannot keep its value).
-pub(super) struct Binding {
-    pub(super) name: String,
-    pub(super) options: Vec<String>,
-    pub(super) must_write: bool,
+pub struct Binding {
+    pub name: String,
+    pub options: Vec<String>,
+    pub must_write: bool,
 }
 
-impl<M: Decoder> Grammar<'_, M> {
-    /// Of `allowed`, the tokens that do not end a bound name's key and begin its
-    /// value (`":"-`) other than toward one of the values it can take.
-    pub(super) fn values_begun_right(
-        &self,
-        allowed: Allowed,
-        rest: &str,
-        bindings: &Bindings,
-    ) -> Allowed {
-        // Only while the locals are written, and for a name with values to take.
-        let bound = bindings.targets.iter().any(|t| !t.options.is_empty());
-        if rest.contains('\n') || !bound {
-            return allowed;
-        }
-        let Allowed::Only(ids) = allowed else {
-            return allowed;
-        };
-        let p = self.predictor;
-        let ids = ids.into_iter().filter(|&id| {
-            let (piece, special) = &p.token_text[id as usize];
-            if *special || !piece.contains(':') {
-                return true;
-            }
-            let text = format!("{rest}{piece}");
-            let mut targets = bindings.targets.iter().filter(|t| !t.options.is_empty());
-            targets.all(|target| match value_of(&text, &target.name) {
-                Some(written) => target
-                    .options
-                    .iter()
-                    .any(|o| o.starts_with(written) || written.starts_with(o.as_str())),
-                None => true,
-            })
-        });
-        Allowed::Only(ids.collect())
+impl NextState<'_> {
+    /// What a forward step from the current line binds: a loop's variables (see
+    /// `loop_values`), or a plain assignment's names. Worked out once.
+    pub fn bindings(&self) -> Option<&Bindings> {
+        self.bindings
+            .get_or_init(|| self.loop_values().or_else(|| self.assigned_values()))
+            .as_ref()
+    }
+
+    /// What the state `header` begins keeps of a state seen before (see
+    /// `kept_values`). Worked out once: a prediction's header never changes after its
+    /// body has begun.
+    pub fn kept(&self, header: &str) -> Option<&Bindings> {
+        self.kept.get_or_init(|| self.kept_values(header)).as_ref()
     }
 
     /// After a `for TARGETS in ITERABLE:` line whose items the state shows (see
@@ -147,7 +127,7 @@ impl<M: Decoder> Grammar<'_, M> {
         if !forward || prev.event != Event::Return || caller.event != Event::Line {
             return None;
         }
-        let (depth, function) = super::header_frame(header)?;
+        let (depth, function) = header_frame(header)?;
         let frame = prev.stack.last()?;
         let same = depth + 1 == prev.depth
             && caller.depth == depth
@@ -203,7 +183,7 @@ impl<M: Decoder> Grammar<'_, M> {
     /// What the state `header` begins keeps of a state seen before: back in the caller
     /// (see `kept_by_caller`), or at the return of the frame a Step Out starts in (see
     /// `kept_by_frame`).
-    pub(super) fn kept_values(&self, header: &str) -> Option<Bindings> {
+    pub fn kept_values(&self, header: &str) -> Option<Bindings> {
         self.kept_by_caller(header)
             .or_else(|| self.kept_by_frame(header))
     }
@@ -213,7 +193,7 @@ impl<M: Decoder> Grammar<'_, M> {
     /// it never assigns). Not where `global` or `nonlocal` could rebind them.
     fn kept_by_frame(&self, header: &str) -> Option<Bindings> {
         let (prev, program) = (self.prev, self.program);
-        if *self.action != crate::Action::StepReturn || !self.returns_here(header) {
+        if *self.action != Action::StepReturn || !self.returns_here(header) {
             return None;
         }
         if program.rebinds_from_afar {
@@ -233,95 +213,11 @@ impl<M: Decoder> Grammar<'_, M> {
     }
 
     /// Whether `header` begins the return of the frame `prev` is in.
-    fn returns_here(&self, header: &str) -> bool {
+    pub(super) fn returns_here(&self, header: &str) -> bool {
         header.starts_with("<|return|>")
-            && super::header_frame(header).is_some_and(|(depth, function)| {
+            && header_frame(header).is_some_and(|(depth, function)| {
                 depth == self.prev.depth && function == self.prev.function
             })
-    }
-
-    /// Names the locals of the state `header` begins must hold (anywhere among them):
-    /// back in the caller after a return, every name it held at the call (a call
-    /// cannot unbind a caller's local) and, on a line past the calling statement, the
-    /// names it assigns; at the return a Step Out reaches, every name the frame holds
-    /// now. Empty where the frame could unbind one (`del`, the end of an
-    /// `except ... as` block) or `global`/`nonlocal` could.
-    pub(super) fn held_names(&self, header: &str) -> Vec<String> {
-        if self.kept.get_or_init(|| self.kept_values(header)).is_none() {
-            return Vec::new();
-        }
-        let back_in_caller = self.caller.filter(|_| !self.returns_here(header));
-        let holder = back_in_caller.unwrap_or(self.prev);
-        let program = self.program;
-        if program.may_unbind(&holder.function) {
-            return Vec::new();
-        }
-        let mut held: Vec<String> = holder.locals.keys().cloned().collect();
-        let Some(caller) = back_in_caller else {
-            return held;
-        };
-        // On a line after the calling statement, an assignment's names are bound.
-        let statement = program.flow.statement(caller.line);
-        let line = header
-            .split(' ')
-            .next()
-            .and_then(|h| h.strip_prefix("<|line|>"));
-        let after = line
-            .and_then(|l| l.parse::<u32>().ok())
-            .is_some_and(|l| !statement.contains(&l));
-        if let Some((names, _)) = assignment(program.code(caller.line)).filter(|_| after) {
-            held.extend(names.into_iter().filter(|n| !caller.locals.contains_key(n)));
-        }
-        held
-    }
-
-    /// After a one-line `NAMES = VALUE` has run (a `line` state of the same frame
-    /// follows), the names it bound that the frame did not hold are there, so the
-    /// state must write them. Not where a name can be bound elsewhere (`global`,
-    /// `nonlocal`) or vanish (`del`, `except ... as`), nor for what the tracer hides: a
-    /// function, class or builtin under its own name (the value's text names the
-    /// target, or the program defines it), or a module (a bare name the state does not
-    /// show could be one).
-    pub(super) fn newly_bound(&self, header: &str) -> Vec<String> {
-        let (prev, program) = (self.prev, self.program);
-        let same_frame = super::header_frame(header) == Some((prev.depth, prev.function.as_str()));
-        let ran = header.starts_with("<|line|>") && same_frame;
-        if !ran || !self.steps_past_one_line() || program.may_unbind(&prev.function) {
-            return Vec::new();
-        }
-        let Some((names, value)) = assignment(program.code(prev.line)) else {
-            return Vec::new();
-        };
-        let value = value.trim();
-        let unseen_name = value.split('.').all(layout::is_name)
-            && shown_value(prev, value.split('.').next().unwrap_or(value)).is_none();
-        if unseen_name || value.contains("yield") || value.contains("await") {
-            return Vec::new();
-        }
-        let mentioned: BTreeSet<&str> = layout::words(value).collect();
-        names
-            .into_iter()
-            .filter(|n| !prev.locals.contains_key(n) && !prev.globals.contains_key(n))
-            .filter(|n| !(n.starts_with("__") && n.ends_with("__")))
-            .filter(|n| !mentioned.contains(n.as_str()))
-            .filter(|n| !program.defines(n))
-            .collect()
-    }
-
-    /// Whether the action is a forward step from a one-line statement whose names no
-    /// other frame can rebind (no `global` or `nonlocal` in the program).
-    fn steps_past_one_line(&self) -> bool {
-        let (prev, program) = (self.prev, self.program);
-        self.action.is_forward_step()
-            && prev.event == Event::Line
-            && program.flow.statement(prev.line).len() == 1
-            && !program.rebinds_from_afar
-    }
-
-    /// What a forward step from the current line binds: a loop's variables (see
-    /// `loop_values`), or a plain assignment's names.
-    pub(super) fn bindings(&self) -> Option<Bindings> {
-        self.loop_values().or_else(|| self.assigned_values())
     }
 
     /// After a one-line `NAMES = VALUES` whose values are literals or names the state
@@ -543,6 +439,147 @@ impl<M: Decoder> Grammar<'_, M> {
             continues,
         }
     }
+
+    /// The locals a call's state must begin with when the current line calls that
+    /// function once, with arguments that are literals or names of values the current
+    /// state shows (a method's receiver too): bound to the parameters as Python binds
+    /// them, as the JSON text of the locals. `None` where the line is not that plain (a
+    /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
+    /// more than its parameters, a decorator may wrap the function).
+    pub fn bound_arguments(&self, header: &str) -> Option<String> {
+        let prev = self.prev;
+        let fields: Vec<&str> = header.strip_prefix("<|call|>")?.split(' ').collect();
+        let line: u32 = fields.first()?.parse().ok()?;
+        let depth: u32 = fields.get(1)?.parse().ok()?;
+        let function = *fields.get(2)?;
+        let program = self.program;
+        let layout = &program.layout;
+        let fresh = *self.action == Action::StepInto
+            && prev.event == Event::Line
+            && depth == prev.depth + 1
+            && layout.calls.get(&line).is_some_and(|f| f == function);
+        let def_text = program.lines.get(line as usize - 1)?.trim_start();
+        if !fresh || def_text.starts_with('@') {
+            return None;
+        }
+        let owner = layout.scope.get(line as usize - 1)?;
+        let method = layout.classes.values().any(|class| class == owner);
+        if owner != "<module>" && !method {
+            return None;
+        }
+        let code: String = program
+            .flow
+            .statement(prev.line)
+            .iter()
+            .filter_map(|l| program.lines.get(*l as usize - 1))
+            .map(|t| t.split(" #").next().unwrap_or(t))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let rebinds = layout::words(&code).any(|w| w == "for" || w == "lambda");
+        if rebinds || code.contains(":=") {
+            return None;
+        }
+        let pattern = format!("{function}(");
+        let sites: Vec<usize> = code
+            .match_indices(&pattern)
+            .map(|(at, _)| at)
+            .filter(|&at| {
+                !code[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+            .collect();
+        let [at] = sites[..] else { return None };
+        let value = |name: &str| {
+            let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            is_name.then(|| shown_value(prev, name)).flatten()
+        };
+        let before = &code[..at];
+        let receiver = match before.strip_suffix('.') {
+            Some(object) if method => {
+                let name = layout::trailing_name(object);
+                let attribute = object[..object.len() - name.len()].ends_with('.');
+                if name.is_empty() || attribute {
+                    return None;
+                }
+                Some(value(name)?)
+            }
+            None if !method => None,
+            _ => return None,
+        };
+        let args_start = at + pattern.len();
+        let args_len = closing_paren(&code[args_start..])?;
+        let locals = crate::entry::bind_call(
+            &program.lines.join("\n"),
+            line,
+            receiver.as_deref(),
+            &code[args_start..args_start + args_len],
+            &value,
+        )?;
+        Some(serde_json::to_value(&locals).ok()?.to_string())
+    }
+
+    /// The value a `return` state must carry when its line says it outright:
+    /// `return NAME` returns that local as the state shows it, `return LITERAL` the
+    /// literal's repr. As the JSON text written after `<|value|>`; `None` when the
+    /// line says nothing so plain or the value section has not begun.
+    pub fn returned_value(&self, header: &str, rest: &str) -> Option<String> {
+        if !header.starts_with("<|return|>") {
+            return None;
+        }
+        rest.rfind(language::VALUE)?;
+        // The module's code returns nothing.
+        if header_frame(header).is_some_and(|(_, function)| function == "<module>") {
+            return Some("\"None\"".to_string());
+        }
+        let line: usize = header["<|return|>".len()..]
+            .split(' ')
+            .next()?
+            .parse()
+            .ok()?;
+        let code = self.program.lines.get(line.checked_sub(1)?)?.trim();
+        let code = code.split(" #").next().unwrap_or(code).trim_end();
+        let expr = code.strip_prefix("return ")?.trim();
+        let is_name = !expr.is_empty()
+            && !expr.starts_with(|c: char| c.is_ascii_digit())
+            && expr.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let value = if is_name && !["True", "False", "None"].contains(&expr) {
+            let written: IndexMap<String, String> =
+                serde_json::from_str(rest.lines().next()?).ok()?;
+            match written.get(expr) {
+                Some(value) => value.clone(),
+                None if written.contains_key(language::REST) => self.prev.locals.get(expr)?.clone(),
+                None => return None,
+            }
+        } else {
+            crate::entry::literal_repr(expr).ok()?
+        };
+        Some(serde_json::Value::from(value).to_string())
+    }
+
+    /// What a forward step from a `print(...)` line prints, where the line's text and
+    /// the values shown say (see [`crate::program::printed`]): the step that finishes the print
+    /// in the same frame (a `line` or `return` state at the frame's depth).
+    pub fn printed_by_step(&self, header: &str) -> Option<&crate::program::printed::Printed> {
+        let prev = self.prev;
+        let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
+        let event_ok = header.starts_with("<|line|>") || header.starts_with("<|return|>");
+        if !same_frame || !event_ok {
+            return None;
+        }
+        self.printed
+            .get_or_init(|| {
+                let forward = self.action.is_forward_step();
+                let one_line = self.program.flow.statement(prev.line).len() == 1;
+                if !forward || prev.event != Event::Line || !one_line {
+                    return None;
+                }
+                let code = self.program.code(prev.line);
+                crate::program::printed::Printed::of_statement(code, |name| shown_value(prev, name))
+            })
+            .as_ref()
+    }
 }
 
 /// Bindings that hold each of `state`'s locals that `keeps` picks to its value.
@@ -573,7 +610,7 @@ fn call_arguments(text: &str, function: &str) -> Option<Vec<String>> {
 
 /// `NAMES = VALUES` with plain names for targets (`a, b = ...`, `(a, b) = ...`): the
 /// names and the values' text. Not a comparison, nor a chain (`a = b = c`).
-fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
+pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
     let (targets, values) = code.trim().split_once('=')?;
     if values.starts_with('=') || values.contains('=') && !values.contains("==") {
         return None;

@@ -1,0 +1,225 @@
+//! Which names the next state's locals hold: the body's spec (what may, must and
+//! cannot be written) from the frame's names, its parameters, what the step can change,
+//! what a frame cannot lose and what an assignment binds first.
+
+use super::values::assignment;
+use super::{header_frame, immutable, shown_value, NextState};
+use crate::grammar::BodySpec;
+use crate::program::layout;
+use crate::Event;
+use std::collections::BTreeSet;
+
+impl NextState<'_> {
+    /// What the body of the state whose header is `header` may hold: the names the
+    /// program could bind, and whether it is written as a diff of the current state.
+    pub fn body_spec(&self, header: &str, at_start: bool) -> BodySpec {
+        let (event, fields) = header.split_once("|>").unwrap_or(("", header));
+        let fields: Vec<&str> = fields.split(' ').collect();
+        let depth = fields.get(1).and_then(|f| f.parse::<u32>().ok());
+        let function = fields.get(2).copied().unwrap_or("");
+        let event = format!("{event}|>");
+        let diff = !at_start
+            && self.action.is_single_step()
+            && event != "<|call|>"
+            && function == self.prev.function
+            && depth == Some(self.prev.depth);
+        let names = |known: &[String], current: &crate::state::Vars| {
+            let mut names: Vec<String> = known.to_vec();
+            names.extend(current.keys().cloned());
+            names.sort();
+            names.dedup();
+            names
+        };
+        // A function's locals are names its lines mention (and, in the same function,
+        // what it holds now).
+        let same_function = function == self.prev.function;
+        let no_vars = crate::state::Vars::new();
+        let mut local_names = match self.program.frame_names.get(function) {
+            Some(known) => names(
+                known,
+                if same_function {
+                    &self.prev.locals
+                } else {
+                    &no_vars
+                },
+            ),
+            None => names(&self.program.identifiers, &self.prev.locals),
+        };
+        // A frame's locals begin with its parameters (a class body or the module
+        // has none to require).
+        let line = fields.first().and_then(|f| f.parse::<u32>().ok());
+        let defined_here = |line: &u32| {
+            self.program
+                .layout
+                .calls
+                .get(line)
+                .is_some_and(|f| f == function)
+        };
+        let fresh_call = event == "<|call|>" && !diff && line.as_ref().is_some_and(defined_here);
+        let required = match line {
+            Some(line) if fresh_call => self
+                .program
+                .parameters
+                .get(&line)
+                .cloned()
+                .unwrap_or_default(),
+            // Going into a loop's block or on after an assignment, a name that must
+            // take a new value is written (a diff cannot carry it over unchanged).
+            Some(line) if diff && event == "<|line|>" => self
+                .bindings()
+                .into_iter()
+                .filter(|b| b.written_on.as_ref().is_some_and(|on| on.contains(&line)))
+                .flat_map(|b| &b.targets)
+                .filter(|target| target.must_write)
+                .map(|target| target.name.clone())
+                .collect(),
+            _ => Vec::new(),
+        };
+        // A function that closes over nothing (defined in the module or a class body)
+        // starts with its parameters alone.
+        let closes_over_nothing =
+            line.is_some_and(|line| {
+                self.program.layout.frames_of(line, false).iter().all(|f| {
+                    *f == "<module>" || self.program.layout.classes.values().any(|c| c == f)
+                })
+            });
+        // After one statement in the same frame, only what it binds or (through a
+        // call, subscript or attribute) mutates can change.
+        let forward = self.action.is_forward_step();
+        let changeable = (diff && forward && self.prev.event == Event::Line)
+            .then(|| self.changeable_names())
+            .flatten();
+        // What a frame held before and cannot have lost (see `held_names`).
+        let mut held = self.held_names(header);
+        held.extend(self.newly_bound(header));
+        held.sort();
+        held.dedup();
+        local_names.extend(held.iter().cloned());
+        local_names.sort();
+        local_names.dedup();
+        BodySpec {
+            changeable,
+            local_names,
+            held,
+            global_names: names(&self.program.identifiers, &self.prev.globals),
+            diff,
+            valued: event == "<|return|>" || event == "<|exception|>",
+            exact: fresh_call && closes_over_nothing,
+            ordered: fresh_call,
+            required,
+        }
+    }
+
+    /// The locals that running the current statement can change: the names it binds
+    /// and, if it calls, subscripts or reaches into an attribute, every local whose
+    /// value may be mutable (aliases included). `None` where names can also vanish or
+    /// change from elsewhere (`del`, the end of an `except ... as` block, `global`,
+    /// `nonlocal`).
+    fn changeable_names(&self) -> Option<Vec<String>> {
+        let prev = self.prev;
+        let program = self.program;
+        if program.rebinds_from_afar || program.may_unbind(&prev.function) {
+            return None;
+        }
+        let statement = program.flow.statement(prev.line);
+        let mut changeable = BTreeSet::new();
+        let mut reaches_in = false;
+        for &line in &statement {
+            let code = program.code(line);
+            if code.trim_start().starts_with('@') {
+                return None; // a decorator: which definition it binds is further down
+            }
+            // A `def` or `class` binds its name.
+            changeable.extend(program.layout.calls.get(&line).cloned());
+            reaches_in |= code.contains(['(', '[', '.']);
+            changeable.extend(program.binds(line));
+        }
+        if reaches_in {
+            changeable.extend(
+                prev.locals
+                    .iter()
+                    .filter(|(_, value)| !immutable(value))
+                    .map(|(name, _)| name.clone()),
+            );
+        }
+        Some(changeable.into_iter().collect())
+    }
+
+    /// Names the locals of the state `header` begins must hold (anywhere among them):
+    /// back in the caller after a return, every name it held at the call (a call
+    /// cannot unbind a caller's local) and, on a line past the calling statement, the
+    /// names it assigns; at the return a Step Out reaches, every name the frame holds
+    /// now. Empty where the frame could unbind one (`del`, the end of an
+    /// `except ... as` block) or `global`/`nonlocal` could.
+    pub(super) fn held_names(&self, header: &str) -> Vec<String> {
+        if self.kept(header).is_none() {
+            return Vec::new();
+        }
+        let back_in_caller = self.caller.filter(|_| !self.returns_here(header));
+        let holder = back_in_caller.unwrap_or(self.prev);
+        let program = self.program;
+        if program.may_unbind(&holder.function) {
+            return Vec::new();
+        }
+        let mut held: Vec<String> = holder.locals.keys().cloned().collect();
+        let Some(caller) = back_in_caller else {
+            return held;
+        };
+        // On a line after the calling statement, an assignment's names are bound.
+        let statement = program.flow.statement(caller.line);
+        let line = header
+            .split(' ')
+            .next()
+            .and_then(|h| h.strip_prefix("<|line|>"));
+        let after = line
+            .and_then(|l| l.parse::<u32>().ok())
+            .is_some_and(|l| !statement.contains(&l));
+        if let Some((names, _)) = assignment(program.code(caller.line)).filter(|_| after) {
+            held.extend(names.into_iter().filter(|n| !caller.locals.contains_key(n)));
+        }
+        held
+    }
+
+    /// After a one-line `NAMES = VALUE` has run (a `line` state of the same frame
+    /// follows), the names it bound that the frame did not hold are there, so the
+    /// state must write them. Not where a name can be bound elsewhere (`global`,
+    /// `nonlocal`) or vanish (`del`, `except ... as`), nor for what the tracer hides: a
+    /// function, class or builtin under its own name (the value's text names the
+    /// target, or the program defines it), or a module (a bare name the state does not
+    /// show could be one).
+    pub(super) fn newly_bound(&self, header: &str) -> Vec<String> {
+        let (prev, program) = (self.prev, self.program);
+        let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
+        let ran = header.starts_with("<|line|>") && same_frame;
+        if !ran || !self.steps_past_one_line() || program.may_unbind(&prev.function) {
+            return Vec::new();
+        }
+        let Some((names, value)) = assignment(program.code(prev.line)) else {
+            return Vec::new();
+        };
+        let value = value.trim();
+        let unseen_name = value.split('.').all(layout::is_name)
+            && shown_value(prev, value.split('.').next().unwrap_or(value)).is_none();
+        if unseen_name || value.contains("yield") || value.contains("await") {
+            return Vec::new();
+        }
+        let mentioned: BTreeSet<&str> = layout::words(value).collect();
+        names
+            .into_iter()
+            .filter(|n| !prev.locals.contains_key(n) && !prev.globals.contains_key(n))
+            .filter(|n| !(n.starts_with("__") && n.ends_with("__")))
+            .filter(|n| !mentioned.contains(n.as_str()))
+            .filter(|n| !program.defines(n))
+            .collect()
+    }
+
+    /// Whether the action is a forward step from a one-line statement whose names no
+    /// other frame can rebind (no `global` or `nonlocal` in the program).
+    pub(super) fn steps_past_one_line(&self) -> bool {
+        let (prev, program) = (self.prev, self.program);
+        self.action.is_forward_step()
+            && prev.event == Event::Line
+            && program.flow.statement(prev.line).len() == 1
+            && !program.rebinds_from_afar
+    }
+}

@@ -1,0 +1,139 @@
+//! What the next state may say, worked out from the program model and where the run
+//! stands: the current state, the step that reached it, its frame's caller and the
+//! action. No tokens and no weights: the decoder (`crate::infer`) turns these answers
+//! into token masks, and the tests here check them on their own.
+//!
+//! The rules, in the order a predicted state is written and checked:
+//!
+//! | part | rule | why it holds |
+//! |---|---|---|
+//! | header | [`NextState::frames`] | a frame is left only through its `return` or `exception`, so a step stays in its frame, goes one call deeper or back to the caller |
+//! | header | [`NextState::flow_lines`] | control flow: the lines that can follow (or, backwards, precede) the current one; a loop whose next item is known goes into its block or out |
+//! | header | [`NextState::header_admits`] | a state stands on a code line of a frame that runs it, at a depth the step reaches (a breakpoint's line for a breakpoint action) |
+//! | locals | [`NextState::body_spec`] | names a frame can hold; a fresh call begins with its parameters in order; a diff after one statement changes only what it can change |
+//! | locals | `held_names` | a call cannot unbind its caller's locals; a Step Out's return holds what the frame holds |
+//! | locals | `newly_bound` | after a one-line assignment the names it binds first are there |
+//! | values | [`NextState::bound_arguments`] | a plain call binds its arguments to its parameters as Python does |
+//! | values | [`NextState::bindings`] | a `for` over shown items binds the next one; `a, b = b, a` binds shown values |
+//! | values | [`NextState::kept`] | a caller keeps what the call cannot reach; a Step Out keeps the immutable values the function never rebinds |
+//! | stdout | [`NextState::printed_by_step`] | a `print` of literals and shown names writes their `str()` |
+//! | value | [`NextState::returned_value`] | `return NAME` returns that name's value, `return LITERAL` the literal |
+//!
+//! Where the program could change what a rule relies on (`global`, `nonlocal`, `del`,
+//! a list reordered under its loop), the rule answers "anything" rather than guess.
+
+mod body;
+mod reach;
+mod values;
+
+pub use reach::Reach;
+pub use values::{Binding, Bindings};
+
+use crate::action::Action;
+use crate::program::printed::Printed;
+use crate::program::ProgramModel;
+use crate::state::State;
+use std::cell::OnceCell;
+use std::collections::BTreeSet;
+
+/// Where the run stands before a step, and what the next state may say from there.
+/// What takes work is worked out once and kept: a prediction's header never changes
+/// once its body has begun.
+pub struct NextState<'a> {
+    pub program: &'a ProgramModel,
+    /// The current state: the step starts here.
+    pub prev: &'a State,
+    /// The state one forward step before `prev`, where known.
+    pub came_from: Option<&'a State>,
+    /// The state that called `prev`'s frame, at the call, where known.
+    pub caller: Option<&'a State>,
+    pub action: &'a Action,
+    /// A breakpoint action lands on a `line` state on one of these lines (or ends).
+    pub breakpoints: Option<&'a BTreeSet<u32>>,
+    /// What the next state keeps of one seen before (see `kept_values`).
+    kept: OnceCell<Option<Bindings>>,
+    /// What the current line binds (see `bindings`).
+    bindings: OnceCell<Option<Bindings>>,
+    /// What the current line prints, if it is a `print` whose text can be read.
+    printed: OnceCell<Option<Printed>>,
+}
+
+impl<'a> NextState<'a> {
+    pub fn new(
+        program: &'a ProgramModel,
+        prev: &'a State,
+        came_from: Option<&'a State>,
+        caller: Option<&'a State>,
+        action: &'a Action,
+    ) -> Self {
+        NextState {
+            program,
+            prev,
+            came_from,
+            caller,
+            action,
+            breakpoints: action.breakpoint_lines(),
+            kept: OnceCell::new(),
+            bindings: OnceCell::new(),
+            printed: OnceCell::new(),
+        }
+    }
+}
+
+/// What a name holds in `state`: its local, else its global.
+pub fn shown_value(state: &State, name: &str) -> Option<String> {
+    state.locals.get(name).or(state.globals.get(name)).cloned()
+}
+
+/// The repr of `text` if it is a literal, else of the name's value `state` shows.
+fn literal_or_shown(state: &State, text: &str) -> Option<String> {
+    crate::entry::literal_repr(text)
+        .ok()
+        .or_else(|| shown_value(state, text))
+}
+
+/// The depth and function of a state's header (`<|line|>3 1 f`).
+pub fn header_frame(header: &str) -> Option<(u32, &str)> {
+    let fields: Vec<&str> = header.split("|>").nth(1)?.split(' ').collect();
+    Some((fields.get(1)?.parse().ok()?, fields.get(2)?))
+}
+
+/// Where the locals being written (the first line of `rest`) hold `name`'s value: the
+/// text from its opening quote on, while the locals are still being written.
+pub fn value_of<'r>(rest: &'r str, name: &str) -> Option<&'r str> {
+    if rest.contains('\n') {
+        return None;
+    }
+    let key = format!("\"{name}\":");
+    let (at, _) = rest
+        .match_indices(&key)
+        .filter(|(at, _)| rest[..*at].ends_with(['{', ',']))
+        .last()?;
+    Some(&rest[at + key.len()..])
+}
+
+/// The length of the text before the `)` that closes an already open `(`.
+fn closing_paren(text: &str) -> Option<usize> {
+    crate::program::lexer::code_chars(text)
+        .find(|&(_, c, depth)| matches!(c, ')' | ']' | '}') && depth == 0)
+        .map(|(at, _, _)| at)
+}
+
+/// Whether a repr is of a value that nothing but rebinding its name can change: a
+/// number, string, bytes, `None`, a bool, or a tuple of such (by its text: anything
+/// bracketed or called inside counts as mutable).
+fn immutable(repr: &str) -> bool {
+    let r = repr.trim();
+    if r.starts_with(['\'', '"']) || r.starts_with("b'") || r.starts_with("b\"") {
+        return true;
+    }
+    if matches!(r, "None" | "True" | "False" | "inf" | "-inf" | "nan") || r.parse::<f64>().is_ok() {
+        return true;
+    }
+    r.strip_prefix('(')
+        .and_then(|inner| inner.strip_suffix(')'))
+        .is_some_and(|inner| !inner.contains(['(', '[', '{', '<']))
+}
+
+#[cfg(test)]
+mod tests;

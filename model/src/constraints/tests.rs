@@ -1,0 +1,934 @@
+//! One or more tests per rule, each named after it: a program, the state the run
+//! stands in, an action, and what the rule says of the next state. No weights.
+
+use super::*;
+use crate::state::{Event, Frame};
+use crate::Action;
+
+/// A state of `program` on `line` (its text from the program), in `function` at
+/// `depth`, holding `locals`; its callers are `stack` (outermost first).
+fn state(
+    program: &ProgramModel,
+    event: Event,
+    line: u32,
+    function: &str,
+    stack: &[(&str, u32)],
+    locals: &[(&str, &str)],
+) -> State {
+    State {
+        event,
+        line,
+        source: program.lines[line as usize - 1].clone(),
+        function: function.into(),
+        depth: stack.len() as u32,
+        stack: stack
+            .iter()
+            .map(|&(function, line)| Frame {
+                function: function.into(),
+                line,
+            })
+            .collect(),
+        locals: locals
+            .iter()
+            .map(|&(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
+        globals: Default::default(),
+        value: None,
+        stdout: String::new(),
+    }
+}
+
+fn lines(set: &[u32]) -> BTreeSet<u32> {
+    set.iter().copied().collect()
+}
+
+/// The values a binding allows each name, as reprs (not their JSON text).
+fn options(bindings: Option<&Bindings>) -> Vec<(String, Vec<String>)> {
+    let decode = |o: &String| serde_json::from_str::<String>(o).unwrap();
+    bindings
+        .expect("the rule binds")
+        .targets
+        .iter()
+        .map(|t| (t.name.clone(), t.options.iter().map(decode).collect()))
+        .collect()
+}
+
+fn named(pairs: &[(&str, &[&str])]) -> Vec<(String, Vec<String>)> {
+    pairs
+        .iter()
+        .map(|(n, vs)| (n.to_string(), vs.iter().map(|v| v.to_string()).collect()))
+        .collect()
+}
+
+const CALLS: &str = "\
+def add(a, b):
+    total = a + b
+    return total
+
+x = 5
+y = add(x, 2)
+print(y)
+";
+
+// --- frames: a step stays in its frame, goes one call deeper, or back to the caller
+
+#[test]
+fn frames_a_step_into_from_a_line_calls_one_deeper() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.frames("<|call|>"), Some(vec![(1, None)]));
+    assert_eq!(next.frames("<|line|>"), Some(vec![(0, Some("<module>"))]));
+}
+
+#[test]
+fn frames_after_a_return_the_step_is_in_the_caller() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Return, 3, "add", &[("<module>", 6)], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.frames("<|line|>"), Some(vec![(0, Some("<module>"))]));
+}
+
+#[test]
+fn frames_after_an_exception_it_may_be_caught_here_or_in_the_caller() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Exception, 2, "add", &[("<module>", 6)], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        next.frames("<|line|>"),
+        Some(vec![(1, Some("add")), (0, Some("<module>"))])
+    );
+}
+
+#[test]
+fn frames_one_step_back_from_a_call_is_the_callers_line() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Call, 1, "add", &[("<module>", 6)], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepInto);
+    assert_eq!(next.frames("<|line|>"), Some(vec![(0, Some("<module>"))]));
+    assert_eq!(next.frames("<|return|>"), Some(vec![(1, None)]));
+}
+
+#[test]
+fn frames_one_step_back_into_a_call_lands_on_its_return() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 7, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepInto);
+    assert_eq!(next.frames("<|return|>"), Some(vec![(1, None)]));
+    assert_eq!(next.frames("<|line|>"), Some(vec![(0, Some("<module>"))]));
+}
+
+#[test]
+fn frames_continue_can_go_anywhere() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::Continue);
+    assert_eq!(next.frames("<|line|>"), None);
+}
+
+// --- flow_lines: where control flow goes
+
+#[test]
+fn flow_lines_a_plain_line_goes_to_the_next() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[6]))));
+}
+
+#[test]
+fn flow_lines_an_if_goes_to_either_branch() {
+    let source =
+        "def f(n):\n    if n > 0:\n        n = 1\n    else:\n        n = 2\n    return n\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("n", "3")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[3, 5]))));
+}
+
+#[test]
+fn flow_lines_a_frame_returns_only_after_a_statement_that_ends_it() {
+    let p = ProgramModel::of(CALLS);
+    let middle = state(&p, Event::Line, 2, "add", &[("<module>", 6)], &[]);
+    let next = NextState::new(&p, &middle, None, None, &Action::StepOver);
+    assert_eq!(next.flow_lines("<|return|>"), Some((1, lines(&[]))));
+    let last = state(&p, Event::Line, 3, "add", &[("<module>", 6)], &[]);
+    let next = NextState::new(&p, &last, None, None, &Action::StepOver);
+    assert_eq!(next.flow_lines("<|return|>"), Some((1, lines(&[3]))));
+}
+
+#[test]
+fn flow_lines_a_step_into_calls_what_the_line_can_call() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.flow_lines("<|call|>"), Some((1, lines(&[1]))));
+}
+
+#[test]
+fn flow_lines_a_fresh_call_goes_to_its_first_line() {
+    let source = "N = 3\n\ndef add(a, b):\n    total = a + b\n    return total\n\nadd(N, 1)\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Call, 3, "add", &[("<module>", 7)], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.flow_lines("<|line|>"), Some((1, lines(&[4]))));
+}
+
+#[test]
+fn flow_lines_back_in_the_caller_after_a_return() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Return, 3, "add", &[("<module>", 6)], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[6, 7]))));
+}
+
+#[test]
+fn flow_lines_a_step_out_returns_from_a_line_that_ends_the_frame() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 2, "add", &[("<module>", 6)], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepReturn);
+    assert_eq!(next.flow_lines("<|return|>"), Some((1, lines(&[3]))));
+}
+
+#[test]
+fn flow_lines_backward_the_lines_that_lead_here() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 7, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
+    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[6]))));
+}
+
+const LOOP: &str = "\
+def f(xs):
+    total = 0
+    for x in xs:
+        total += x
+    return total
+";
+
+#[test]
+fn flow_lines_a_loop_starting_on_items_goes_into_its_block() {
+    let p = ProgramModel::of(LOOP);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "f",
+        &[],
+        &[("xs", "[1, 2]"), ("total", "0")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[4]))));
+}
+
+#[test]
+fn flow_lines_a_loop_past_its_last_item_goes_out() {
+    let p = ProgramModel::of(LOOP);
+    let from = state(
+        &p,
+        Event::Line,
+        4,
+        "f",
+        &[],
+        &[("xs", "[1, 2]"), ("total", "1"), ("x", "2")],
+    );
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "f",
+        &[],
+        &[("xs", "[1, 2]"), ("total", "3"), ("x", "2")],
+    );
+    let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
+    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[5]))));
+}
+
+// --- header_admits and some_line: where a state can stand
+
+fn admits(next: &NextState, text: &str) -> bool {
+    let frames = next.frames(&text[..text.find("|>").unwrap() + 2]);
+    let flow = next.flow_lines(&text[..text.find("|>").unwrap() + 2]);
+    let reach = Reach {
+        frames: frames.as_deref(),
+        flow: flow.as_ref(),
+    };
+    next.header_admits(text, "", &reach)
+}
+
+#[test]
+fn header_admits_the_line_control_flow_reaches() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(admits(&next, "<|line|>6 0 <module>\n"));
+    assert!(!admits(&next, "<|line|>7 0 <module>\n"));
+}
+
+#[test]
+fn header_admits_no_function_but_the_lines() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(!admits(&next, "<|line|>6 0 add\n"));
+    assert!(!admits(&next, "<|line|>6 1 <module>\n"));
+}
+
+#[test]
+fn header_admits_prefixes_of_what_it_admits() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(admits(&next, "<|line|>6"));
+    assert!(admits(&next, "<|line|>6 0 <mod"));
+    assert!(!admits(&next, "<|line|>06"));
+}
+
+#[test]
+fn header_admits_then_the_lines_text_exactly() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(admits(&next, "<|line|>6 0 <module>\ny = add("));
+    assert!(admits(&next, "<|line|>6 0 <module>\ny = add(x, 2)\n{"));
+    assert!(!admits(&next, "<|line|>6 0 <module>\ny = sub("));
+}
+
+#[test]
+fn header_admits_a_call_only_on_a_def_line() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert!(admits(&next, "<|call|>1 1 add\n"));
+    assert!(!admits(&next, "<|call|>2 1 add\n"));
+}
+
+#[test]
+fn header_admits_for_a_breakpoint_only_its_lines() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let action = Action::Breakpoint(lines(&[7]));
+    let next = NextState::new(&p, &prev, None, None, &action);
+    assert!(admits(&next, "<|line|>7 0 <module>\n"));
+    assert!(!admits(&next, "<|line|>6 0 <module>\n"));
+}
+
+#[test]
+fn some_line_none_past_a_functions_last_line() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 3, "add", &[("<module>", 6)], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(!next.some_line("<|line|>"));
+    assert!(next.some_line("<|return|>"));
+}
+
+// --- body_spec: which names the locals hold
+
+#[test]
+fn body_spec_a_step_in_the_same_frame_is_a_diff() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        2,
+        "add",
+        &[("<module>", 6)],
+        &[("a", "5"), ("b", "2")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let spec = next.body_spec("<|line|>3 1 add", false);
+    assert!(spec.diff);
+    assert!(!spec.valued);
+    assert_eq!(spec.local_names, ["a", "b", "total"]);
+}
+
+#[test]
+fn body_spec_a_fresh_call_begins_with_its_parameters_in_order() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    let spec = next.body_spec("<|call|>1 1 add", false);
+    assert!(!spec.diff);
+    assert_eq!(spec.required, ["a", "b"]);
+    assert!(spec.ordered);
+    assert!(spec.exact, "add closes over nothing");
+}
+
+#[test]
+fn body_spec_a_return_carries_a_value() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "add",
+        &[("<module>", 6)],
+        &[("total", "7")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next.body_spec("<|return|>3 1 add", false).valued);
+}
+
+#[test]
+fn body_spec_after_an_assignment_only_its_names_change() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        2,
+        "add",
+        &[("<module>", 6)],
+        &[("a", "5"), ("b", "2")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let spec = next.body_spec("<|line|>3 1 add", false);
+    assert_eq!(spec.changeable, Some(vec!["total".to_string()]));
+}
+
+#[test]
+fn body_spec_a_call_may_change_every_mutable_local() {
+    let source = "def f(xs, n):\n    xs.append(n)\n    return xs\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("xs", "[1]"), ("n", "2")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let spec = next.body_spec("<|line|>3 0 f", false);
+    assert_eq!(spec.changeable, Some(vec!["xs".to_string()]));
+}
+
+#[test]
+fn body_spec_with_global_anything_may_change() {
+    let source = "n = 0\ndef f():\n    global n\n    n = 1\n    return n\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 4, "f", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.body_spec("<|line|>5 0 f", false).changeable, None);
+}
+
+#[test]
+fn body_spec_entering_a_loops_block_writes_its_variable() {
+    let p = ProgramModel::of(LOOP);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "f",
+        &[],
+        &[("xs", "[1, 2]"), ("total", "0")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.body_spec("<|line|>4 0 f", false).required, ["x"]);
+}
+
+#[test]
+fn body_spec_after_an_at_start_marker_is_written_in_full() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        2,
+        "add",
+        &[("<module>", 6)],
+        &[("a", "5"), ("b", "2")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
+    assert!(!next.body_spec("<|line|>2 1 add", true).diff);
+}
+
+// --- held_names: what a frame cannot have lost
+
+#[test]
+fn held_names_back_in_the_caller_it_holds_what_it_held() {
+    let p = ProgramModel::of(CALLS);
+    let caller = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let prev = state(
+        &p,
+        Event::Return,
+        3,
+        "add",
+        &[("<module>", 6)],
+        &[("total", "7")],
+    );
+    let next = NextState::new(&p, &prev, None, Some(&caller), &Action::StepOver);
+    let spec = next.body_spec("<|line|>7 0 <module>", false);
+    assert!(spec.held.contains(&"x".to_string()), "{:?}", spec.held);
+    assert!(
+        spec.held.contains(&"y".to_string()),
+        "the statement assigns y"
+    );
+}
+
+#[test]
+fn held_names_a_step_out_holds_what_the_frame_holds() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        2,
+        "add",
+        &[("<module>", 6)],
+        &[("a", "5"), ("b", "2")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepReturn);
+    assert_eq!(next.body_spec("<|return|>3 1 add", false).held, ["a", "b"]);
+}
+
+#[test]
+fn held_names_none_where_del_can_unbind() {
+    let source = "def f(a, b):\n    del a\n    return b\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("a", "1"), ("b", "2")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepReturn);
+    assert!(next.body_spec("<|return|>3 0 f", false).held.is_empty());
+}
+
+// --- newly_bound: what a one-line assignment binds first
+
+#[test]
+fn newly_bound_an_assignment_binds_its_name() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        2,
+        "add",
+        &[("<module>", 6)],
+        &[("a", "5"), ("b", "2")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.body_spec("<|line|>3 1 add", false).held, ["total"]);
+}
+
+#[test]
+fn newly_bound_not_a_bare_name_the_state_does_not_show() {
+    // `m = math` may bind a module, which the tracer hides.
+    let source = "def f():\n    m = math\n    return m\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next.body_spec("<|line|>3 0 f", false).held.is_empty());
+}
+
+#[test]
+fn newly_bound_not_a_name_the_program_defines() {
+    let source = "def g():\n    return 1\ndef f():\n    g = 2\n    return g\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 4, "f", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next.body_spec("<|line|>5 0 f", false).held.is_empty());
+}
+
+// --- bound_arguments: a plain call binds its parameters
+
+#[test]
+fn bound_arguments_a_call_of_names_and_literals() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        next.bound_arguments("<|call|>1 1 add").as_deref(),
+        Some(r#"{"a":"5","b":"2"}"#)
+    );
+}
+
+#[test]
+fn bound_arguments_none_where_a_lambda_could_rebind() {
+    let source = "def add(a, b):\n    return a + b\n\nx = 5\ny = add(x, (lambda: 2)())\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.bound_arguments("<|call|>1 1 add"), None);
+}
+
+#[test]
+fn bound_arguments_none_for_a_name_the_state_does_not_show() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 6, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.bound_arguments("<|call|>1 1 add"), None);
+}
+
+#[test]
+fn bound_arguments_a_methods_receiver_is_self() {
+    let source = "\
+class Box:
+    def put(self, v):
+        self.v = v
+
+b = Box()
+b.put(3)
+";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("b", "<Box>")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        next.bound_arguments("<|call|>2 1 put").as_deref(),
+        Some(r#"{"self":"<Box>","v":"3"}"#)
+    );
+}
+
+#[test]
+fn bound_arguments_only_for_a_step_into() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::Continue);
+    assert_eq!(next.bound_arguments("<|call|>1 1 add"), None);
+}
+
+// --- returned_value: what a `return` line gives
+
+#[test]
+fn returned_value_of_a_name_as_the_locals_write_it() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "add",
+        &[("<module>", 6)],
+        &[("total", "7")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let written = "{\"total\":\"7\"}\n<|value|>";
+    assert_eq!(
+        next.returned_value("<|return|>3 1 add", written).as_deref(),
+        Some("\"7\"")
+    );
+}
+
+#[test]
+fn returned_value_of_a_name_carried_by_the_diff_marker() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "add",
+        &[("<module>", 6)],
+        &[("total", "7")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let written = "{\"..\":\"..\"}\n<|value|>";
+    assert_eq!(
+        next.returned_value("<|return|>3 1 add", written).as_deref(),
+        Some("\"7\"")
+    );
+}
+
+#[test]
+fn returned_value_of_a_literal() {
+    let source = "def f():\n    return 'a'\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let written = "{}\n<|value|>";
+    assert_eq!(
+        next.returned_value("<|return|>2 0 f", written).as_deref(),
+        Some("\"'a'\"")
+    );
+}
+
+#[test]
+fn returned_value_of_the_module_is_none() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 7, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let written = "{}\n<|value|>";
+    assert_eq!(
+        next.returned_value("<|return|>7 0 <module>", written)
+            .as_deref(),
+        Some("\"None\"")
+    );
+}
+
+#[test]
+fn returned_value_not_of_an_expression() {
+    let source = "def f(a):\n    return a + 1\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("a", "1")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let written = "{\"..\":\"..\"}\n<|value|>";
+    assert_eq!(next.returned_value("<|return|>2 0 f", written), None);
+}
+
+#[test]
+fn returned_value_only_once_the_value_begins() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "add",
+        &[("<module>", 6)],
+        &[("total", "7")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.returned_value("<|return|>3 1 add", "{"), None);
+}
+
+// --- printed_by_step: what a `print` writes
+
+#[test]
+fn printed_by_step_literals_and_shown_names() {
+    let source = "x = 1\nprint(x, 'a', sep='-')\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "<module>", &[], &[("x", "1")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let printed = next
+        .printed_by_step("<|return|>2 0 <module>")
+        .expect("readable");
+    assert!(printed.admits("1-a\n"));
+    assert!(!printed.admits("1 a\n"));
+}
+
+#[test]
+fn printed_by_step_not_for_a_state_in_another_frame() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 7, "<module>", &[], &[("y", "7")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next.printed_by_step("<|line|>2 1 add").is_none());
+}
+
+#[test]
+fn printed_by_step_not_backwards() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 7, "<module>", &[], &[("y", "7")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
+    assert!(next.printed_by_step("<|line|>6 0 <module>").is_none());
+}
+
+// --- bindings: what a loop or an assignment binds
+
+#[test]
+fn bindings_a_loop_starts_with_its_first_item() {
+    let p = ProgramModel::of(LOOP);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "f",
+        &[],
+        &[("xs", "[1, 2]"), ("total", "0")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("x", &["1"])]));
+    assert_eq!(next.bindings().unwrap().continues, Some(true));
+}
+
+#[test]
+fn bindings_a_loop_going_round_takes_the_next_item() {
+    let p = ProgramModel::of(LOOP);
+    let locals = [("xs", "[1, 2, 3]"), ("total", "1"), ("x", "1")];
+    let from = state(&p, Event::Line, 4, "f", &[], &locals);
+    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("x", &["2"])]));
+}
+
+#[test]
+fn bindings_a_loop_whose_way_in_is_unknown_may_start_again() {
+    let p = ProgramModel::of(LOOP);
+    let locals = [("xs", "[1, 2, 3]"), ("total", "1"), ("x", "1")];
+    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("x", &["1", "2"])]));
+}
+
+#[test]
+fn bindings_a_loop_over_range() {
+    let source = "def f(n):\n    for i in range(1, n):\n        print(i)\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("n", "4")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("i", &["1"])]));
+}
+
+#[test]
+fn bindings_a_loop_over_enumerate_unpacks_its_pairs() {
+    let source = "def f(xs):\n    for i, x in enumerate(xs, 1):\n        print(i, x)\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("xs", "['a', 'b']")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        options(next.bindings()),
+        named(&[("i", &["1"]), ("x", &["'a'"])])
+    );
+}
+
+#[test]
+fn bindings_a_loop_over_zip() {
+    let source = "def f(a, b):\n    for x, y in zip(a, b):\n        print(x, y)\n";
+    let p = ProgramModel::of(source);
+    let prev = state(
+        &p,
+        Event::Line,
+        2,
+        "f",
+        &[],
+        &[("a", "[1, 2]"), ("b", "'xyz'")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        options(next.bindings()),
+        named(&[("x", &["1"]), ("y", &["'x'"])])
+    );
+}
+
+#[test]
+fn bindings_a_loop_over_a_dicts_items() {
+    let source = "def f(d):\n    for k, v in d.items():\n        print(k, v)\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("d", "{'a': 1, 'b': 2}")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        options(next.bindings()),
+        named(&[("k", &["'a'"]), ("v", &["1"])])
+    );
+}
+
+#[test]
+fn bindings_a_loop_over_a_slice() {
+    let source = "def f(xs):\n    for x in xs[1:]:\n        print(x)\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("xs", "[5, 6, 7]")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("x", &["6"])]));
+}
+
+#[test]
+fn bindings_an_empty_loop_goes_out() {
+    let p = ProgramModel::of(LOOP);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "f",
+        &[],
+        &[("xs", "[]"), ("total", "0")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.bindings().unwrap().continues, Some(false));
+}
+
+#[test]
+fn bindings_none_where_the_block_rebinds_the_variable() {
+    let source = "def f(xs):\n    for x in xs:\n        x = 0\n    return xs\n";
+    let p = ProgramModel::of(source);
+    let locals = [("xs", "[1, 2]"), ("x", "0")];
+    let from = state(&p, Event::Line, 3, "f", &[], &locals);
+    let prev = state(&p, Event::Line, 2, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
+    let bindings = next.bindings().expect("a loop");
+    assert!(
+        bindings.targets.iter().all(|t| t.options.len() == 2),
+        "either item"
+    );
+    assert_eq!(bindings.continues, None);
+}
+
+#[test]
+fn bindings_a_swap_takes_the_shown_values() {
+    let source = "def f(a, b):\n    a, b = b, a\n    return a\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("a", "1"), ("b", "'x'")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        options(next.bindings()),
+        named(&[("a", &["'x'"]), ("b", &["1"])])
+    );
+}
+
+#[test]
+fn bindings_not_of_a_set_literal() {
+    let source = "def f():\n    s = {3, 1}\n    return s\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next.bindings().is_none());
+}
+
+#[test]
+fn bindings_not_backwards() {
+    let source = "def f(a, b):\n    a, b = b, a\n    return a\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("a", "1"), ("b", "2")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
+    assert!(next.bindings().is_none());
+}
+
+// --- kept: what a caller or a frame keeps
+
+const KEEPS: &str = "\
+def grow(xs):
+    xs.append(1)
+    return len(xs)
+
+def f():
+    n = 2
+    xs = [0]
+    ys = [5]
+    k = grow(xs)
+    return k
+";
+
+#[test]
+fn kept_a_caller_keeps_its_immutables_and_what_the_call_cannot_reach() {
+    let p = ProgramModel::of(KEEPS);
+    let locals = [("n", "2"), ("xs", "[0]"), ("ys", "[5]")];
+    let caller = state(&p, Event::Line, 9, "f", &[], &locals);
+    let prev = state(
+        &p,
+        Event::Return,
+        3,
+        "grow",
+        &[("f", 9)],
+        &[("xs", "[0, 1]")],
+    );
+    let next = NextState::new(&p, &prev, None, Some(&caller), &Action::StepOver);
+    // `xs` is passed to the call, so only the immutable `n` is sure to keep its value.
+    assert_eq!(
+        options(next.kept("<|line|>10 0 f")),
+        named(&[("n", &["2"])])
+    );
+}
+
+#[test]
+fn kept_a_caller_that_passes_no_mutable_keeps_them_all() {
+    let source = "\
+def size(n):
+    return n
+
+def f():
+    xs = [0]
+    k = size(3)
+    return k
+";
+    let p = ProgramModel::of(source);
+    let caller = state(&p, Event::Line, 6, "f", &[], &[("xs", "[0]")]);
+    let prev = state(&p, Event::Return, 2, "size", &[("f", 6)], &[("n", "3")]);
+    let next = NextState::new(&p, &prev, None, Some(&caller), &Action::StepOver);
+    assert_eq!(
+        options(next.kept("<|line|>7 0 f")),
+        named(&[("xs", &["[0]"])])
+    );
+}
+
+#[test]
+fn kept_a_step_out_keeps_parameters_the_function_never_assigns() {
+    let source = "def f(a, b):\n    b = b + a\n    return b\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("a", "1"), ("b", "2")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepReturn);
+    assert_eq!(
+        options(next.kept("<|return|>3 0 f")),
+        named(&[("a", &["1"])])
+    );
+}
+
+#[test]
+fn kept_nothing_where_global_can_rebind() {
+    let source = "n = 0\ndef f(a):\n    global n\n    n = a\n    return a\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 4, "f", &[], &[("a", "1")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepReturn);
+    assert!(next.kept("<|return|>5 0 f").is_none());
+}
