@@ -297,7 +297,13 @@ impl Debugger {
 
     fn move_by(&mut self, step: Step, out: &mut impl Write) -> io::Result<()> {
         match self.session.step(step) {
-            Ok(Move::Stopped { reason, stdout, .. }) => self.show_current(reason, &stdout, out),
+            Ok(Move::Stopped { reason, stdout, .. }) => {
+                self.show_current(reason, &stdout, out)?;
+                for note in self.session.take_notes() {
+                    writeln!(out, "*** {note}")?;
+                }
+                Ok(())
+            }
             Ok(Move::Exited { exit, stdout }) => {
                 write_program_output(&stdout, out)?;
                 writeln!(out, "--- The program {exit}.")?;
@@ -477,7 +483,9 @@ fn describe(reason: StopReason, stop: &Stop) -> String {
         StopReason::Exception => "exception",
     }
     .to_string();
-    if let Some(p) = stop.probability {
+    if stop.guess.is_some() {
+        text.push_str(", a guess: the model's prediction ran away");
+    } else if let Some(p) = stop.probability {
         // A walk's probability is the product of its steps', often tiny: never "0.000".
         text.push_str(&format!(", p={}", probability_text(p)));
     }
@@ -729,6 +737,7 @@ mod tests {
                 probability: Some(0.9),
                 confidence: Some([("x".to_string(), 0.8)].into_iter().collect()),
                 check: None,
+                guess: None,
             })
         }
         fn edit(

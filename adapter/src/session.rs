@@ -36,6 +36,8 @@ pub struct Stop {
     pub confidence: Option<IndexMap<String, f64>>,
     /// Verify mode: how the prediction differs from real Python (empty: exact).
     pub check: Option<Vec<String>>,
+    /// Why the stop is a guess and not the engine's prediction.
+    pub guess: Option<String>,
 }
 
 impl Stop {
@@ -114,6 +116,8 @@ pub struct Session {
     /// ...and all the stdout given so far, so a run over known ground prints only
     /// what is new.
     given: String,
+    /// What the user should be told about the last move (see [`Session::take_notes`]).
+    notes: Vec<String>,
 }
 
 impl Session {
@@ -135,6 +139,7 @@ impl Session {
             printed_through: None,
             printed_until: HashMap::new(),
             given: String::new(),
+            notes: Vec::new(),
         };
         session.printed_through = session.engine.order(entry_key);
         let entry = session.record(Stop {
@@ -142,6 +147,7 @@ impl Session {
             probability: None,
             confidence: None,
             check: None,
+            guess: None,
         });
         session.printed_until.insert(entry, String::new());
         Ok(session)
@@ -393,6 +399,7 @@ impl Session {
             probability,
             confidence,
             check,
+            guess,
         } = prediction;
         let from_key = self.history[from].position.key;
         let (state, reason) = match outcome {
@@ -426,6 +433,9 @@ impl Session {
             .get(&key)
             .copied()
             .or_else(|| self.shown_state(&state, key));
+        if let Some(known) = known.filter(|&k| !action.is_inverse() && self.leads_to(k, from)) {
+            self.notes.push(self.cycle_note(known));
+        }
         let (to, stdout) = match known {
             // Shown before: its output too, unless the engine's order says otherwise.
             Some(known) => (
@@ -445,6 +455,7 @@ impl Session {
                     probability,
                     confidence,
                     check,
+                    guess,
                 };
                 let to = self.record(stop);
                 if let Some(through) = through {
@@ -475,6 +486,7 @@ impl Session {
             probability: None,
             confidence: None,
             check: None,
+            guess: None,
         };
         // An edited state is a new position: old moves from here no longer hold.
         self.history.push(stop);
@@ -557,6 +569,46 @@ impl Session {
         self.history
             .iter()
             .position(|stop| bare(stop.state()) == wanted)
+    }
+
+    /// Whether the remembered forward moves lead from `start` to `goal`. A forward
+    /// step from `goal` that lands on `start` closes that loop: an engine that predicts
+    /// from the state alone would go round it for good.
+    fn leads_to(&self, start: StopId, goal: StopId) -> bool {
+        let mut seen = vec![false; self.history.len()];
+        let mut todo = vec![start];
+        while let Some(at) = todo.pop() {
+            if at == goal {
+                return true;
+            }
+            if std::mem::replace(&mut seen[at], true) {
+                continue;
+            }
+            let forward = self.moves.iter();
+            todo.extend(
+                forward
+                    .filter(|((from, action), _)| *from == at && !action.is_inverse())
+                    .map(|(_, &to)| to),
+            );
+        }
+        false
+    }
+
+    fn cycle_note(&self, known: StopId) -> String {
+        let state = self.history[known].state();
+        format!(
+            "The predicted run is back at a state it was in before (line {} in {}, every \
+             variable the same): stepping on would go round the same stops for good. Python \
+             repeats a state only in an endless loop, so a value probably went wrong on the \
+             way: step back to find it, or set the variable to what it should be.",
+            state.line, state.function
+        )
+    }
+
+    /// What the user should be told about the moves since the last call (a predicted
+    /// run going round in a loop), taken once.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     fn record(&mut self, stop: Stop) -> StopId {
@@ -844,11 +896,84 @@ mod tests {
                 probability: Some(0.9),
                 confidence: None,
                 check: None,
+                guess: None,
             })
         }
         fn edit(&self, at: &Position, _: &str, _: &str) -> Result<Position, EngineError> {
             Ok(at.clone())
         }
+    }
+
+    /// A stand-in for a model that got a loop wrong: lines 1, 2, 3, then line 1 again
+    /// with nothing changed, for good.
+    struct Circle {
+        keys: std::sync::atomic::AtomicU64,
+    }
+
+    impl Engine for Circle {
+        fn name(&self) -> &str {
+            "circle"
+        }
+        fn entry(&self) -> Result<Position, EngineError> {
+            Ok(Position {
+                state: state(Event::Line, 1, 0, "0"),
+                key: 0,
+            })
+        }
+        fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
+            let line = match action.is_inverse() {
+                true => (from.state.line + 1) % 3 + 1,
+                false => from.state.line % 3 + 1,
+            };
+            Ok(Prediction {
+                outcome: Outcome::State {
+                    state: state(Event::Line, line, 0, "0"),
+                },
+                key: self.keys.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                probability: Some(0.9),
+                confidence: None,
+                check: None,
+                guess: None,
+            })
+        }
+        fn edit(&self, at: &Position, _: &str, _: &str) -> Result<Position, EngineError> {
+            Ok(at.clone())
+        }
+    }
+
+    #[test]
+    fn a_predicted_run_back_at_an_earlier_state_is_told_once_per_return() {
+        let engine = Arc::new(Circle {
+            keys: std::sync::atomic::AtomicU64::new(1),
+        });
+        let program = Program {
+            path: "p.py".into(),
+            source: "x = 0\nx = 0\nx = 0\n".into(),
+            ..Program::default()
+        };
+        let mut s = Session::new(engine, program).unwrap();
+        s.step(Step::Into).unwrap();
+        s.step(Step::Into).unwrap();
+        assert!(s.take_notes().is_empty(), "two new states");
+        s.step(Step::Into).unwrap();
+        assert_eq!(s.current_id(), 0, "the entry's state again");
+        let notes = s.take_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("line 1 in <module>"), "{}", notes[0]);
+        assert!(s.take_notes().is_empty(), "told once");
+    }
+
+    #[test]
+    fn walking_known_ground_again_is_no_loop() {
+        let mut s = Markov::session();
+        s.step(Step::Into).unwrap();
+        s.step(Step::Into).unwrap();
+        s.step(Step::Back).unwrap();
+        s.step(Step::Back).unwrap();
+        s.step(Step::Into).unwrap();
+        s.step(Step::Into).unwrap();
+        assert_eq!(line(&s), (Event::Line, 3));
+        assert!(s.take_notes().is_empty());
     }
 
     #[test]

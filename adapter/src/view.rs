@@ -22,6 +22,8 @@ pub struct Confidence {
     pub per_variable: Option<IndexMap<String, f64>>,
     /// Verify mode: how the prediction differs from real Python (empty: it matches).
     pub check: Option<Vec<String>>,
+    /// Why the state is a guess and not the model's prediction.
+    pub guess: Option<String>,
 }
 
 impl Confidence {
@@ -41,6 +43,9 @@ impl Confidence {
             ));
         }
         notes.push(Note::leaf("engine", self.engine.clone(), None));
+        if let Some(guess) = &self.guess {
+            notes.push(Note::leaf("guess", guess.clone(), None));
+        }
         match self.check.as_deref() {
             Some([]) => notes.push(Note::leaf("verify", "matches real Python".into(), None)),
             Some(diffs) => notes.push(Note {
@@ -707,6 +712,7 @@ mod tests {
                     .collect(),
             ),
             check,
+            guess: None,
         }
     }
 

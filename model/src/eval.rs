@@ -65,6 +65,8 @@ pub struct Report {
     pub all: Tally,
     pub programs: usize,
     pub ms_per_prediction: f64,
+    /// Predictions that ended only after decoding backed off from a runaway.
+    pub backed_off: usize,
 }
 
 /// Outcomes equal but for the call stack (which the engine derives, not predicts).
@@ -193,7 +195,14 @@ pub fn evaluate<M: Decoder>(
                 .per_action
                 .entry(action.name().to_string())
                 .or_default();
-            let predicted = prediction.as_ref().ok().map(|p| &p.outcome);
+            // A guess is the model failing: it is scored as a failure.
+            let (predicted, written) = match &prediction {
+                Ok(p) if p.guess.is_none() => (Some(&p.outcome), Ok(p.text.clone())),
+                Ok(p) => (None, Err(p.guess.clone().unwrap_or_default())),
+                Err(e) => (None, Err(e.to_string())),
+            };
+            report.backed_off += predicted.is_some() as usize
+                * prediction.as_ref().map_or(0, |p| p.backed_off.min(1));
             score_one(tally, predicted, truth, &current);
             record(Sample {
                 program: report.programs,
@@ -208,7 +217,7 @@ pub fn evaluate<M: Decoder>(
                 ),
                 exact: predicted.is_some_and(|p| same_outcome(p, truth)),
                 truth: render_outcome(Some(&current), Some(action), truth),
-                predicted: prediction.map(|p| p.text).map_err(|e| e.to_string()),
+                predicted: written,
             });
             // The next step reads the true outcome, as a debugger user's next step
             // would start from where the run really is.
@@ -237,6 +246,9 @@ pub struct SessionReport {
     pub requests: usize,
     /// Requests that gave no usable state; a session ends at its first.
     pub failed: usize,
+    /// Requests answered with a guess (every decode ran away): counted as misses, and
+    /// the session goes on from the guess as the debugger does.
+    pub guessed: usize,
     pub sessions_with_failure: usize,
     /// Per session: the stops that matched Python before the first that did not.
     pub matched: Vec<usize>,
@@ -256,12 +268,13 @@ impl SessionReport {
         sorted.sort_unstable();
         let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
         format!(
-            "| sessions | Step Into requests | failed | sessions with a failure | stops matching before the first miss (mean) | median | all matched | ms per request |\n\
-             |---|---|---|---|---|---|---|---|\n\
-             | {} | {} | {} | {} | {:.1} | {} | {} | {:.0} |\n",
+            "| sessions | Step Into requests | failed | guessed | sessions with a failure | stops matching before the first miss (mean) | median | all matched | ms per request |\n\
+             |---|---|---|---|---|---|---|---|---|\n\
+             | {} | {} | {} | {} | {} | {:.1} | {} | {} | {:.0} |\n",
             self.sessions,
             self.requests,
             self.failed,
+            self.guessed,
             self.sessions_with_failure,
             self.mean_matched(),
             median,
@@ -321,6 +334,8 @@ pub fn sessions<M: Decoder>(
                     break;
                 }
             };
+            report.guessed += prediction.guess.is_some() as usize;
+            missed |= prediction.guess.is_some();
             match real.filter(|_| !missed) {
                 Some(at)
                     if same_outcome(&prediction.outcome, &tree.outcome(at, &Action::StepInto)) =>
@@ -438,8 +453,8 @@ pub fn table(report: &Report) -> String {
         );
     }
     out += &format!(
-        "\n{} programs, {:.0} ms per prediction\n",
-        report.programs, report.ms_per_prediction
+        "\n{} programs, {:.0} ms per prediction, {} predictions backed off from a runaway\n",
+        report.programs, report.ms_per_prediction, report.backed_off
     );
     out
 }

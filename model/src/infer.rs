@@ -14,7 +14,7 @@ use crate::constraints::{value_of, Bindings, NextState, Reach};
 use crate::grammar::{Body, BodySpec};
 use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
 use crate::net::{
-    greedy, load_checkpoint, Allowed, CpuModel, DecodeCache, Decoder, Llama, LlamaConfig,
+    greedy, load_checkpoint, Allowed, CpuModel, DecodeCache, Decoded, Decoder, Llama, LlamaConfig,
 };
 use crate::program::ProgramModel;
 use crate::state::{Event, State};
@@ -46,6 +46,10 @@ pub const BREAKPOINT_WALK: usize = 10;
 
 /// Most tokens one predicted state may take.
 const MAX_STATE_TOKENS: usize = 512;
+
+/// Times decoding backs off from a prediction that runs away before the step shows a
+/// guess instead.
+pub const BACK_OFFS: usize = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PredictError {
@@ -80,6 +84,13 @@ pub struct Prediction {
     pub confidence: IndexMap<String, f64>,
     /// The text the model wrote.
     pub text: String,
+    /// Times decoding backed off from a runaway (a prediction repeating itself until
+    /// it ran out of room) before this one ended.
+    pub backed_off: usize,
+    /// Why the outcome is a guess, not the model's prediction: every decode ran away,
+    /// so the step shows the next line with the variables unchanged (`None`: the
+    /// model's own prediction).
+    pub guess: Option<String>,
 }
 
 /// The last state of the episode in a program's cache.
@@ -345,29 +356,19 @@ impl<M: Decoder> Predictor<M> {
             action.clone(),
         ));
         let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
-        let decoded = greedy(
-            &self.model,
-            &mut context.cache,
-            &prompt,
-            room.min(MAX_STATE_TOKENS),
-            &[self.stop],
-            |so_far| grammar.allowed(so_far),
-        )?;
-        if !decoded.stopped {
-            let text = self.tokenizer.decode(&decoded.tokens).unwrap_or_default();
-            let chars: Vec<char> = text.chars().collect();
-            let start: String = if chars.len() > 200 {
-                let head: String = chars[..100].iter().collect();
-                let tail: String = chars[chars.len() - 100..].iter().collect();
-                format!("{head} … {tail}")
-            } else {
-                text.clone()
+        let max_new = room.min(MAX_STATE_TOKENS);
+        let (decoded, backed_off) =
+            match self.decode_backing_off(&mut context.cache, &prompt, max_new, &grammar)? {
+                Ok(decoded) => decoded,
+                Err(runaway) => {
+                    let why = PredictError::TooLong {
+                        tokens: runaway.tokens.len(),
+                        start: self.excerpt(&runaway.tokens),
+                    };
+                    let guess = grammar.next.guess().ok_or(why)?;
+                    return Ok(self.show_guess(context, current, action, guess));
+                }
             };
-            return Err(PredictError::TooLong {
-                tokens: decoded.tokens.len(),
-                start,
-            });
-        }
         let text = self
             .tokenizer
             .decode(&decoded.tokens)
@@ -391,7 +392,129 @@ impl<M: Decoder> Predictor<M> {
             probability: decoded.choice_probability(),
             confidence,
             text,
+            backed_off,
+            guess: None,
         })
+    }
+
+    /// Greedy decoding under the grammar, backing off from a runaway: where a decode
+    /// that did not end began to repeat itself, the next one (the same up to there,
+    /// read in one batch) takes the best other token, up to [`BACK_OFFS`] times.
+    /// `Ok`: the decode that ended and the back-offs it took; `Err`: the last runaway.
+    fn decode_backing_off(
+        &self,
+        cache: &mut M::Cache,
+        prompt: &[u32],
+        max_new: usize,
+        grammar: &Grammar<M>,
+    ) -> Result<Result<(Decoded, usize), Decoded>, PredictError> {
+        let start = cache.len();
+        let vocab = self.token_text.len() as u32;
+        let mut banned: Vec<(usize, u32)> = Vec::new();
+        let mut last: Option<Decoded> = None;
+        for backed_off in 0..=BACK_OFFS {
+            // Where the last runaway began to repeat: decode the same up to there.
+            let replay: &[u32] = match (&last, banned.last()) {
+                (Some(last), Some(&(at, _))) => &last.tokens[..at],
+                _ => &[],
+            };
+            cache.truncate(start);
+            let decoded = greedy(
+                &self.model,
+                cache,
+                prompt,
+                max_new,
+                &[self.stop],
+                |so_far| {
+                    let at = so_far.len();
+                    if let Some(&token) = replay.get(at) {
+                        return Allowed::Only(vec![token]);
+                    }
+                    let refused = |id: &u32| banned.contains(&(at, *id));
+                    match grammar.allowed(so_far) {
+                        Allowed::Only(ids) => {
+                            Allowed::Only(ids.into_iter().filter(|id| !refused(id)).collect())
+                        }
+                        Allowed::Any if banned.iter().any(|&(b, _)| b == at) => {
+                            Allowed::Only((0..vocab).filter(|id| !refused(id)).collect())
+                        }
+                        Allowed::Any => Allowed::Any,
+                    }
+                },
+            );
+            let mut decoded = match decoded {
+                Ok(decoded) => decoded,
+                // Nothing is left where the back-off refused the repeat.
+                Err(crate::net::Error::NoAllowedToken { .. }) if last.is_some() => break,
+                Err(error) => return Err(error.into()),
+            };
+            if let Some(last) = &last {
+                // The replayed tokens were read as forced: their choices are the run's.
+                decoded.choices[..replay.len()].copy_from_slice(&last.choices[..replay.len()]);
+            }
+            if decoded.stopped {
+                return Ok(Ok((decoded, backed_off)));
+            }
+            match repetition_start(&decoded.tokens) {
+                Some(at) if at >= replay.len() => banned.push((at, decoded.tokens[at])),
+                _ => {
+                    last = Some(decoded);
+                    break;
+                }
+            }
+            last = Some(decoded);
+        }
+        Ok(Err(last.expect("at least one decode ran")))
+    }
+
+    /// The start and end of what a runaway decode wrote, for an error message.
+    fn excerpt(&self, tokens: &[u32]) -> String {
+        let text = self.tokenizer.decode(tokens).unwrap_or_default();
+        let chars: Vec<char> = text.chars().collect();
+        if chars.len() > 200 {
+            let head: String = chars[..100].iter().collect();
+            let tail: String = chars[chars.len() - 100..].iter().collect();
+            format!("{head} … {tail}")
+        } else {
+            text
+        }
+    }
+
+    /// `guess` as the step's outcome, where the model gave none: certain of nothing, and
+    /// the next step reads it in full (it is not in the cache).
+    fn show_guess(
+        &self,
+        context: &mut ProgramContext<M>,
+        current: &State,
+        action: &Action,
+        guess: State,
+    ) -> Prediction {
+        let confidence = guess
+            .locals
+            .keys()
+            .map(|name| (name.clone(), 0.0))
+            .collect();
+        let text = render_outcome(
+            Some(current),
+            Some(action),
+            &Outcome::State {
+                state: guess.clone(),
+            },
+        );
+        context.tail = None;
+        context.last_prompt = None;
+        context.footprints.record(current, action, Some(&guess));
+        Prediction {
+            outcome: Outcome::State { state: guess },
+            probability: 0.0,
+            confidence,
+            text,
+            backed_off: BACK_OFFS,
+            guess: Some(format!(
+                "the model's prediction repeated itself until it ran out of room, {BACK_OFFS} \
+                 times; shown instead is a guess: the next line, the variables unchanged"
+            )),
+        }
     }
 
     /// What `action` at `current` leads to, as the debugger predicts it. A breakpoint
@@ -417,8 +540,10 @@ impl<M: Decoder> Predictor<M> {
         // The step that ended the walk: on a breakpoint line, or the end.
         let mut last = None;
         for _ in 0..BREAKPOINT_WALK {
-            // A step that fails (the model lost its way) leaves the jump to the model.
-            let Ok(step) = self.predict_one(context, &at, &Action::StepInto) else {
+            // A step that fails or is a guess (the model lost its way) leaves the jump
+            // to the model.
+            let step = self.predict_one(context, &at, &Action::StepInto);
+            let Some(step) = step.ok().filter(|step| step.guess.is_none()) else {
                 return self.predict_one(context, current, action);
             };
             probability *= step.probability;
@@ -888,6 +1013,23 @@ fn tail<'b>(bytes: &'b [u8], text: &str, written: &str) -> &'b [u8] {
     }
 }
 
+/// Where a decode that ran out of room began to repeat itself: the position of the
+/// first repeat of the shortest unit (up to 16 tokens) that its last tokens repeat,
+/// three times or more over at least 8 tokens; `None` if it does not end so.
+fn repetition_start(tokens: &[u32]) -> Option<usize> {
+    let n = tokens.len();
+    (1..=16.min(n / 3))
+        .filter_map(|unit| {
+            // How far back the tail repeats with this period.
+            let run = (unit..n)
+                .take_while(|&back| tokens[n - 1 - back] == tokens[n - 1 - back + unit])
+                .count()
+                + unit;
+            (run >= 3 * unit && run >= 8).then_some(n - run + unit)
+        })
+        .min()
+}
+
 /// Keys of the first JSON object of strings in `text` (the locals), with the byte
 /// range of each value.
 fn json_object_spans(text: &str) -> IndexMap<String, std::ops::Range<usize>> {
@@ -928,6 +1070,19 @@ fn json_object_spans(text: &str) -> IndexMap<String, std::ops::Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runaway_backs_off_where_its_repetition_began() {
+        // Two tokens, then a pair repeated: the first repeat is at position 4.
+        let pairs = [5, 6, 7, 8, 7, 8, 7, 8, 7, 8, 7, 8];
+        assert_eq!(repetition_start(&pairs), Some(4));
+        // One token repeated: from its second.
+        let digits = [1, 2, 3, 9, 9, 9, 9, 9, 9, 9, 9, 9];
+        assert_eq!(repetition_start(&digits), Some(4));
+        // No repetition at the end, or too short a one.
+        assert_eq!(repetition_start(&[1, 2, 3, 4, 5, 6, 7, 8, 9]), None);
+        assert_eq!(repetition_start(&[1, 2, 3, 9, 9, 9]), None);
+    }
 
     #[test]
     fn value_spans_are_found_in_the_locals_object() {

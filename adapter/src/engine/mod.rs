@@ -128,6 +128,9 @@ pub struct Prediction {
     /// Verify mode: how the prediction differs from real Python (empty: exact);
     /// `None` when nothing checked it.
     pub check: Option<Vec<String>>,
+    /// Why the outcome is a guess and not the engine's prediction (`None`: it is its
+    /// prediction).
+    pub guess: Option<String>,
 }
 
 /// Which exception states a forward run should stop at (DAP exception breakpoints).

@@ -115,6 +115,7 @@ impl NeuralEngine {
             probability: Some(prediction.probability),
             confidence: Some(prediction.confidence),
             check,
+            guess: prediction.guess,
         })
     }
 

@@ -44,6 +44,7 @@ impl TraceEngine {
             probability: None,
             confidence: None,
             check: None,
+            guess: None,
         }
     }
 
@@ -157,6 +158,7 @@ impl Engine for TraceEngine {
             probability: None,
             confidence: None,
             check: None,
+            guess: None,
         })
     }
 
@@ -184,6 +186,7 @@ impl Engine for TraceEngine {
                     probability: None,
                     confidence: None,
                     check: None,
+                    guess: None,
                 })
             }
             None => self.predict(from, action),

@@ -147,7 +147,8 @@ impl Connection {
         let Some(session) = self.session.clone() else {
             return;
         };
-        let session = session.lock().unwrap_or_else(|e| e.into_inner());
+        let mut session = session.lock().unwrap_or_else(|e| e.into_inner());
+        let notes = session.take_notes();
         match moved {
             Move::Stopped {
                 stop,
@@ -171,11 +172,16 @@ impl Connection {
                         state.exception_type().unwrap_or("?")
                     ));
                     body["text"] = json!(state.value.clone().unwrap_or_default());
+                } else if stop.guess.is_some() {
+                    body["description"] = json!("a guess: the model's prediction ran away");
                 } else if let Some(p) = stop.probability {
                     body["description"] = json!(format!(
                         "predicted with probability {}",
                         probability_text(p)
                     ));
+                }
+                if let Some(guess) = &stop.guess {
+                    self.out.output("console", &format!("{guess}\n"));
                 }
                 if let Some(diffs) = stop.check.as_ref().filter(|d| !d.is_empty()) {
                     // Verify mode: say where the prediction and real Python part ways.
@@ -190,6 +196,9 @@ impl Connection {
                         body["hitBreakpointIds"] = json!([id]);
                     }
                 }
+                for note in notes {
+                    self.out.output("important", &format!("{note}\n"));
+                }
                 let mut view = View::new(state);
                 if stop.probability.is_some() || stop.confidence.is_some() || stop.check.is_some() {
                     view = view.with_confidence(Confidence {
@@ -197,6 +206,7 @@ impl Connection {
                         probability: stop.probability,
                         per_variable: stop.confidence.clone(),
                         check: stop.check.clone(),
+                        guess: stop.guess.clone(),
                     });
                 }
                 self.view = Some(view);
@@ -309,6 +319,7 @@ mod tests {
                 probability: Some(0.5),
                 confidence: Some([("x".to_string(), 0.25)].into_iter().collect()),
                 check: Some(vec!["x: predicted 1, real 2".into()]),
+                guess: None,
             })
         }
         fn edit(&self, at: &Position, _: &str, _: &str) -> Result<Position, EngineError> {

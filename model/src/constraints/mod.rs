@@ -80,6 +80,43 @@ impl<'a> NextState<'a> {
     }
 }
 
+impl NextState<'_> {
+    /// A state to show where the model gave none: the line control flow reaches next
+    /// in the same frame (forward: the first after the current one, else the first;
+    /// backward: the last before it, else the last), the variables unchanged. Only
+    /// for single steps; `None` where no line of the frame is known to follow.
+    pub fn guess(&self) -> Option<State> {
+        let prev = self.prev;
+        let backward = match self.action {
+            Action::StepInto | Action::StepOver | Action::StepReturn => false,
+            Action::InvStepInto | Action::InvStepOver => true,
+            _ => return None,
+        };
+        let (depth, lines) = self.flow_lines("<|line|>")?;
+        let in_frame = |line: &u32| {
+            let frames = self.program.layout.frames_of(*line, false);
+            frames.iter().any(|f| *f == prev.function)
+        };
+        let lines: Vec<u32> = lines.into_iter().filter(in_frame).collect();
+        let line = if backward {
+            let before = lines.iter().rev().find(|&&l| l < prev.line);
+            before.or(lines.last())
+        } else {
+            let after = lines.iter().find(|&&l| l > prev.line);
+            after.or(lines.first())
+        };
+        let line = *line.filter(|_| depth == prev.depth)?;
+        Some(State {
+            event: crate::state::Event::Line,
+            line,
+            source: self.program.lines.get(line as usize - 1)?.clone(),
+            value: None,
+            stdout: String::new(),
+            ..prev.clone()
+        })
+    }
+}
+
 /// What a name holds in `state`: its local, else its global.
 pub fn shown_value(state: &State, name: &str) -> Option<String> {
     state.locals.get(name).or(state.globals.get(name)).cloned()

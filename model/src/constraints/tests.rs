@@ -932,3 +932,56 @@ fn kept_nothing_where_global_can_rebind() {
     let next = NextState::new(&p, &prev, None, None, &Action::StepReturn);
     assert!(next.kept("<|return|>5 0 f").is_none());
 }
+
+// --- guess: what to show where the model gave nothing usable
+
+#[test]
+fn guess_the_next_line_with_nothing_changed() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let guess = next.guess().expect("a line follows");
+    assert_eq!((guess.event, guess.line), (Event::Line, 6));
+    assert_eq!(guess.source, "y = add(x, 2)");
+    assert_eq!(guess.locals, prev.locals);
+}
+
+#[test]
+fn guess_backward_the_line_before() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 7, "<module>", &[], &[("y", "7")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
+    assert_eq!(next.guess().map(|g| g.line), Some(6));
+}
+
+#[test]
+fn guess_in_a_loops_block_goes_round() {
+    let p = ProgramModel::of(LOOP);
+    let locals = [("xs", "[1, 2]"), ("total", "0"), ("x", "1")];
+    let prev = state(&p, Event::Line, 4, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.guess().map(|g| g.line), Some(3));
+}
+
+#[test]
+fn guess_none_past_a_frames_last_line() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "add",
+        &[("<module>", 6)],
+        &[("total", "7")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next.guess().is_none());
+}
+
+#[test]
+fn guess_none_for_a_jump() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::Continue);
+    assert!(next.guess().is_none());
+}
