@@ -512,7 +512,8 @@ impl<M: Decoder> Predictor<M> {
             backed_off: BACK_OFFS,
             guess: Some(format!(
                 "the model's prediction repeated itself until it ran out of room, {BACK_OFFS} \
-                 times; shown instead is a guess: the next line, the variables unchanged"
+                 times; shown instead is a guess: where control flow goes next, the variables \
+                 unchanged"
             )),
         }
     }

@@ -32,7 +32,7 @@ pub use values::{Binding, Bindings};
 use crate::action::Action;
 use crate::program::printed::Printed;
 use crate::program::ProgramModel;
-use crate::state::State;
+use crate::state::{Event, State};
 use std::cell::OnceCell;
 use std::collections::BTreeSet;
 
@@ -81,10 +81,12 @@ impl<'a> NextState<'a> {
 }
 
 impl NextState<'_> {
-    /// A state to show where the model gave none: the line control flow reaches next
-    /// in the same frame (forward: the first after the current one, else the first;
-    /// backward: the last before it, else the last), the variables unchanged. Only
-    /// for single steps; `None` where no line of the frame is known to follow.
+    /// A state to show where the model gave none, for a single step: the line
+    /// control flow reaches next in the same frame (forward: the first after the
+    /// current one, else the first; backward: the last before it, else the last), the
+    /// variables unchanged. Forward past a frame's last line, its return (the value
+    /// unknown: `None`); from a return, the caller's next line with what it held at
+    /// the call. `None` where nothing of the kind is known.
     pub fn guess(&self) -> Option<State> {
         let prev = self.prev;
         let backward = match self.action {
@@ -92,25 +94,39 @@ impl NextState<'_> {
             Action::InvStepInto | Action::InvStepOver => true,
             _ => return None,
         };
-        let (depth, lines) = self.flow_lines("<|line|>")?;
+        let (depth, lines) = self.flow_lines("<|line|>").unzip();
+        let lines = lines.unwrap_or_default();
+        let (holder, near) = match (prev.event, self.caller) {
+            (Event::Return, Some(caller)) if !backward => (caller, caller.line),
+            _ => (prev, prev.line),
+        };
         let in_frame = |line: &u32| {
             let frames = self.program.layout.frames_of(*line, false);
-            frames.iter().any(|f| *f == prev.function)
+            frames.iter().any(|f| *f == holder.function)
         };
         let lines: Vec<u32> = lines.into_iter().filter(in_frame).collect();
         let line = if backward {
-            let before = lines.iter().rev().find(|&&l| l < prev.line);
+            let before = lines.iter().rev().find(|&&l| l < near);
             before.or(lines.last())
         } else {
-            let after = lines.iter().find(|&&l| l > prev.line);
+            let after = lines.iter().find(|&&l| l > near);
             after.or(lines.first())
         };
-        let line = *line.filter(|_| depth == prev.depth)?;
-        Some(State {
-            event: crate::state::Event::Line,
-            line,
-            source: self.program.lines.get(line as usize - 1)?.clone(),
-            value: None,
+        if let Some(&line) = line.filter(|_| depth == Some(holder.depth)) {
+            return Some(State {
+                event: Event::Line,
+                line,
+                source: self.program.lines.get(line as usize - 1)?.clone(),
+                value: None,
+                stdout: String::new(),
+                ..holder.clone()
+            });
+        }
+        let returns = self.flow_lines("<|return|>");
+        let ends_here = returns.is_some_and(|(d, lines)| d == prev.depth && lines.contains(&prev.line));
+        (!backward && prev.event == Event::Line && ends_here).then(|| State {
+            event: Event::Return,
+            value: Some("None".into()),
             stdout: String::new(),
             ..prev.clone()
         })

@@ -964,18 +964,34 @@ fn guess_in_a_loops_block_goes_round() {
 }
 
 #[test]
-fn guess_none_past_a_frames_last_line() {
+fn guess_past_a_frames_last_line_its_return() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        3,
-        "add",
-        &[("<module>", 6)],
-        &[("total", "7")],
-    );
+    let prev = state(&p, Event::Line, 3, "add", &[("<module>", 6)], &[("total", "7")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
-    assert!(next.guess().is_none());
+    let guess = next.guess().expect("the frame can end here");
+    assert_eq!((guess.event, guess.line), (Event::Return, 3));
+    assert_eq!(guess.value.as_deref(), Some("None"));
+    assert_eq!(guess.locals, prev.locals);
+}
+
+#[test]
+fn guess_none_before_a_frames_first_line() {
+    let source = "def f(n):\n    if n:\n        n = 1\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("n", "0")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
+    assert!(next.guess().is_none(), "nothing before the first line");
+}
+
+#[test]
+fn guess_from_a_return_the_callers_next_line() {
+    let p = ProgramModel::of(CALLS);
+    let caller = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let prev = state(&p, Event::Return, 3, "add", &[("<module>", 6)], &[("total", "7")]);
+    let next = NextState::new(&p, &prev, None, Some(&caller), &Action::StepOver);
+    let guess = next.guess().expect("the caller goes on");
+    assert_eq!((guess.event, guess.line, guess.depth), (Event::Line, 7, 0));
+    assert_eq!(guess.locals, caller.locals);
 }
 
 #[test]
