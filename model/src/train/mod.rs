@@ -509,15 +509,16 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2]: [TrainConfig; 5] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3]: [TrainConfig; 6] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
             include_str!("../../configs/deep8-more.toml"),
             include_str!("../../configs/deep8-s2.toml"),
+            include_str!("../../configs/deep8-s3.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
-        for other in [&gpu, &fixture, &deep8, &deep8_more, &deep8_s2] {
+        for other in [&gpu, &fixture, &deep8, &deep8_more, &deep8_s2, &deep8_s3] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
         }
@@ -529,10 +530,9 @@ mod tests {
             format!("{:?}", deep8_more.model),
             format!("{:?}", deep8.model)
         );
-        assert_eq!(
-            format!("{:?}", deep8_s2.model),
-            format!("{:?}", deep8.model)
-        );
+        for leg in [&deep8_s2, &deep8_s3] {
+            assert_eq!(format!("{:?}", leg.model), format!("{:?}", deep8.model));
+        }
         assert_eq!(deep8_s2.more_train.len(), 2);
     }
 
