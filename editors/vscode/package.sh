@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds the .vsix. With an adapter path, bundles that binary as bin/neural-dap.
+# Builds the .vsix. With an adapter path, bundles that binary as bin/neural-dap and the
+# shipped model as bin/model/, where the adapter looks first (next to itself), so the
+# .vsix works on any machine.
 # Usage: editors/vscode/package.sh [path/to/neural-dap]
 set -euo pipefail
 # The adapter path is the caller's, relative or absolute: test it before changing folder.
@@ -14,8 +16,9 @@ fi
 cd "$(dirname "$0")"
 rm -rf bin
 if [ -n "$adapter" ]; then
-  mkdir -p bin
+  mkdir -p bin/model
   cp "$adapter" bin/neural-dap
+  cp ../../model/weights/default/{config.json,model.safetensors,tokenizer.json} bin/model/
 fi
 npm ci --no-audit --no-fund --loglevel=error
 npm run --silent build

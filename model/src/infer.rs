@@ -24,13 +24,7 @@ use burn::tensor::backend::Backend;
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
 
-/// The shipped model: `$NEURAL_MODEL` if set, else `model/weights/default/` of this
-/// source tree.
-pub fn default_model_dir() -> PathBuf {
-    std::env::var_os("NEURAL_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/default"))
-}
+pub use crate::weights::default_dir as default_model_dir;
 
 /// The episode a session builds in the cache is cut back to the current state alone
 /// before it grows past this many positions (the shipped model trained on 768).

@@ -20,6 +20,8 @@
 //! - The transformer (feature `neural`): [`net`] (Llama in burn and the fast CPU decode
 //!   path), [`tokenizer`], [`infer`] (the session's episode in the cache; the
 //!   constraints and the grammar turned into token masks).
+//! - [`weights`]: where the shipped checkpoint is found (the environment, a bundle
+//!   next to the executable, the source tree).
 //! - Data and measurement: [`data`] (generated and corpus programs, episodes, shards),
 //!   [`train`] (burn trainer and the PyTorch trainer's driver), [`eval`],
 //!   [`cruxeval`], [`progress`] (progress bars).
@@ -48,6 +50,7 @@ pub mod tracer;
 #[cfg(feature = "neural")]
 pub mod train;
 pub mod tree;
+pub mod weights;
 
 pub use action::Action;
 pub use state::{Event, Exit, Frame, State, Vars};

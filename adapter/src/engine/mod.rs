@@ -17,9 +17,6 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// Where the neural engine looks for weights when launch names no `model`.
-pub const DEFAULT_CHECKPOINT: &str = "model/weights/default/";
-
 /// Which engine a launch asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EngineKind {
@@ -45,7 +42,7 @@ impl FromStr for EngineKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineConfig {
     pub kind: EngineKind,
-    /// Checkpoint directory (neural); `None`: [`DEFAULT_CHECKPOINT`].
+    /// Checkpoint directory (neural); `None`: [`neural_checkpoint`].
     pub model: Option<PathBuf>,
     /// Check each neural prediction against the trace engine.
     pub verify: bool,
@@ -67,15 +64,10 @@ pub fn open(config: &EngineConfig, program: &Program) -> Result<Arc<dyn Engine>,
     }
 }
 
-/// The shipped model: `$NEURAL_MODEL`, else `model/weights/default/` of the source tree.
+/// The shipped model: `$NEURAL_MODEL`, else a checkpoint bundled next to the adapter
+/// (`model/` beside the executable), else `model/weights/default/` of the source tree.
 pub fn neural_checkpoint() -> PathBuf {
-    std::env::var_os("NEURAL_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join(DEFAULT_CHECKPOINT)
-        })
+    neural_model::weights::default_dir()
 }
 
 #[cfg(feature = "neural")]

@@ -123,7 +123,8 @@ impl NextState<'_> {
             });
         }
         let returns = self.flow_lines("<|return|>");
-        let ends_here = returns.is_some_and(|(d, lines)| d == prev.depth && lines.contains(&prev.line));
+        let ends_here =
+            returns.is_some_and(|(d, lines)| d == prev.depth && lines.contains(&prev.line));
         (!backward && prev.event == Event::Line && ends_here).then(|| State {
             event: Event::Return,
             value: Some("None".into()),

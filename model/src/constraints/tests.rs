@@ -966,7 +966,14 @@ fn guess_in_a_loops_block_goes_round() {
 #[test]
 fn guess_past_a_frames_last_line_its_return() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 3, "add", &[("<module>", 6)], &[("total", "7")]);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "add",
+        &[("<module>", 6)],
+        &[("total", "7")],
+    );
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let guess = next.guess().expect("the frame can end here");
     assert_eq!((guess.event, guess.line), (Event::Return, 3));
@@ -987,7 +994,14 @@ fn guess_none_before_a_frames_first_line() {
 fn guess_from_a_return_the_callers_next_line() {
     let p = ProgramModel::of(CALLS);
     let caller = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
-    let prev = state(&p, Event::Return, 3, "add", &[("<module>", 6)], &[("total", "7")]);
+    let prev = state(
+        &p,
+        Event::Return,
+        3,
+        "add",
+        &[("<module>", 6)],
+        &[("total", "7")],
+    );
     let next = NextState::new(&p, &prev, None, Some(&caller), &Action::StepOver);
     let guess = next.guess().expect("the caller goes on");
     assert_eq!((guess.event, guess.line, guess.depth), (Event::Line, 7, 0));
