@@ -179,3 +179,18 @@ mod tests {
         );
     }
 }
+
+/// Which exception states a forward run stops at (DAP's exception filters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExceptionStops {
+    /// Where any exception is raised (not where it reaches a caller).
+    pub raised: bool,
+    /// Where the exception that ends the program was raised.
+    pub uncaught: bool,
+}
+
+impl ExceptionStops {
+    pub fn any(&self) -> bool {
+        self.raised || self.uncaught
+    }
+}

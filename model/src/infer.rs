@@ -9,7 +9,7 @@
 //! the current state in full, then the action (the Markov view; episodes that start
 //! at a random state in full teach the model this shape too).
 
-use crate::action::Action;
+use crate::action::{Action, ExceptionStops};
 use crate::constraints::{value_of, Bindings, NextState, Reach};
 use crate::grammar::{Body, BodySpec};
 use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
@@ -37,6 +37,11 @@ const STATE_ROOM: usize = 128;
 /// on held-out generated programs, walks of 10 and 20 steps scored alike (20.7%
 /// exact, against 14.6% for the jump alone), and each step costs a prediction.
 pub const BREAKPOINT_WALK: usize = 10;
+
+/// Most Step Into predictions a Continue that stops at exceptions walks before the
+/// rest is one jump: an exception shows only in the states on the way, and a jump
+/// predicts none of them.
+pub const EXCEPTION_WALK: usize = 50;
 
 /// Most tokens one predicted state may take.
 const MAX_STATE_TOKENS: usize = 512;
@@ -513,8 +518,8 @@ impl<M: Decoder> Predictor<M> {
     }
 
     /// What `action` at `current` leads to, as the debugger predicts it. A breakpoint
-    /// is walked to with the model's own Step Into predictions: the first predicted
-    /// `line` state on a breakpoint line, or the program's end, within
+    /// is walked to with the model's own Step Into predictions (see [`walk`]): the
+    /// first predicted `line` state on a breakpoint line, or the program's end, within
     /// [`BREAKPOINT_WALK`] steps; past that (or if a step fails), the jump is
     /// predicted in one decode. The model is far surer of a step than of a jump, and a
     /// breakpoint is often a few steps away. What was printed on the way is the
@@ -526,41 +531,56 @@ impl<M: Decoder> Predictor<M> {
         current: &State,
         action: &Action,
     ) -> Result<Prediction, PredictError> {
-        let Action::Breakpoint(lines) = action else {
-            return self.predict_one(context, current, action);
+        self.predict_stopping(context, current, action, ExceptionStops::default())
+    }
+
+    /// [`Predictor::predict`], also stopping a Continue (with or without breakpoints)
+    /// at the predicted exceptions that `stops` asks for: where one is raised, or
+    /// where the one that ends the program was raised. A Continue that asks for any is
+    /// walked to like a breakpoint.
+    pub fn predict_stopping(
+        &self,
+        context: &mut ProgramContext<M>,
+        current: &State,
+        action: &Action,
+        stops: ExceptionStops,
+    ) -> Result<Prediction, PredictError> {
+        let lines = match action {
+            Action::Breakpoint(lines) => Some(lines),
+            Action::Continue if stops.any() => None,
+            _ => return self.predict_one(context, current, action),
         };
-        let mut at = current.clone();
-        // What the steps passed on the way printed (not the last one's).
-        let (mut stdout, mut probability) = (String::new(), 1.0);
-        // The step that ended the walk: on a breakpoint line, or the end.
-        let mut last = None;
-        for _ in 0..BREAKPOINT_WALK {
-            // A step that fails or is a guess (the model lost its way) leaves the jump
-            // to the model.
-            let step = self.predict_one(context, &at, &Action::StepInto);
-            let Some(step) = step.ok().filter(|step| step.guess.is_none()) else {
-                return self.predict_one(context, current, action);
-            };
-            probability *= step.probability;
-            match &step.outcome {
-                Outcome::State { state }
-                    if !(state.event == Event::Line && lines.contains(&state.line)) =>
-                {
-                    stdout.push_str(&state.stdout);
-                    at = state.clone();
-                }
-                _ => {
-                    last = Some(step);
-                    break;
-                }
+        let walked = walk(current, lines, stops, |at| {
+            let step = self.predict_one(context, at, &Action::StepInto);
+            // A step that fails or is a guess (the model lost its way) ends the walk.
+            step.ok().filter(|step| step.guess.is_none())
+        });
+        let (mut prediction, stdout, probability) = match walked {
+            Walk::Stopped {
+                prediction,
+                stdout,
+                probability,
+            } => (prediction, stdout, probability),
+            // The exception was raised back on the way: the cache holds more than the
+            // state shown, so the next step reads that state in full.
+            Walk::Uncaught {
+                prediction,
+                stdout,
+                probability,
+            } => {
+                context.tail = None;
+                context.footprints = Footprints::default();
+                (prediction, stdout, probability)
             }
-        }
-        let mut prediction = match last {
-            Some(step) => step,
-            None => {
+            Walk::Lost => return self.predict_one(context, current, action),
+            Walk::Far {
+                at,
+                stdout,
+                probability,
+            } => {
                 let jump = self.predict_one(context, &at, action)?;
-                probability *= jump.probability;
-                jump
+                let probability = probability * jump.probability;
+                (jump, stdout, probability)
             }
         };
         prediction.probability = probability;
@@ -1008,6 +1028,109 @@ fn tail<'b>(bytes: &'b [u8], text: &str, written: &str) -> &'b [u8] {
     }
 }
 
+/// How a walk of Step Into predictions toward a breakpoint or an exception ended.
+#[derive(Debug)]
+enum Walk {
+    /// On a breakpoint line, at an exception `stops` asks for, or at the end: that
+    /// step, with what the steps before it printed and the probability of them all.
+    Stopped {
+        prediction: Prediction,
+        stdout: String,
+        probability: f64,
+    },
+    /// The program ended with an exception raised on the way: the step that raised it.
+    Uncaught {
+        prediction: Prediction,
+        stdout: String,
+        probability: f64,
+    },
+    /// No stop within [`BREAKPOINT_WALK`] steps ([`EXCEPTION_WALK`] when it looks for
+    /// exceptions): the rest is a jump from `at`.
+    Far {
+        at: State,
+        stdout: String,
+        probability: f64,
+    },
+    /// A step gave no usable state.
+    Lost,
+}
+
+/// Walk from `start` with `step` (a Step Into prediction from a state; `None`: the
+/// model lost its way) until a `line` state on one of `lines`, an exception that
+/// `stops` asks for, or the end. An exception is raised where it appears first, not
+/// where it reaches a caller (an `exception` one frame up from one); any other state
+/// after it means it was caught.
+fn walk(
+    start: &State,
+    lines: Option<&std::collections::BTreeSet<u32>>,
+    stops: ExceptionStops,
+    mut step: impl FnMut(&State) -> Option<Prediction>,
+) -> Walk {
+    let mut at = start.clone();
+    let (mut stdout, mut probability) = (String::new(), 1.0);
+    // The step that raised the exception now on its way out, as the walk stood then.
+    let mut raised: Option<(Prediction, String, f64)> = None;
+    let steps = if stops.any() {
+        EXCEPTION_WALK
+    } else {
+        BREAKPOINT_WALK
+    };
+    for _ in 0..steps {
+        let Some(prediction) = step(&at) else {
+            return Walk::Lost;
+        };
+        let before = (stdout.clone(), probability);
+        probability *= prediction.probability;
+        let state = match &prediction.outcome {
+            Outcome::State { state } => state.clone(),
+            Outcome::Exit {
+                exit: crate::Exit::Error { .. },
+                ..
+            } if stops.uncaught && raised.is_some() => {
+                let (prediction, stdout, probability) = raised.expect("checked");
+                return Walk::Uncaught {
+                    prediction,
+                    stdout,
+                    probability,
+                };
+            }
+            _ => {
+                return Walk::Stopped {
+                    prediction,
+                    stdout,
+                    probability,
+                }
+            }
+        };
+        let hit = state.event == Event::Line && lines.is_some_and(|l| l.contains(&state.line));
+        let propagated = at.event == Event::Exception && at.depth == state.depth + 1;
+        let origin = state.event == Event::Exception && !propagated;
+        if hit || (origin && stops.raised) {
+            return Walk::Stopped {
+                prediction,
+                stdout,
+                probability,
+            };
+        }
+        if origin {
+            raised = Some((
+                prediction.clone(),
+                before.0,
+                before.1 * prediction.probability,
+            ));
+        } else if state.event != Event::Exception {
+            raised = None;
+        }
+        stdout.push_str(&state.stdout);
+        at = state;
+    }
+    Walk::Far {
+        at,
+        stdout,
+        probability,
+    }
+}
+
 /// Where a decode that ran out of room began to repeat itself: the position of the
 /// first repeat of the shortest unit (up to 16 tokens) that its last tokens repeat,
 /// three times or more over at least 8 tokens; `None` if it does not end so.
@@ -1065,6 +1188,140 @@ fn json_object_spans(text: &str) -> IndexMap<String, std::ops::Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A prediction of `outcome` with probability one half.
+    fn half(outcome: Outcome) -> Prediction {
+        Prediction {
+            outcome,
+            probability: 0.5,
+            confidence: IndexMap::new(),
+            text: String::new(),
+            backed_off: 0,
+            guess: None,
+        }
+    }
+
+    fn at(event: Event, line: u32, depth: u32, stdout: &str) -> Outcome {
+        Outcome::State {
+            state: State {
+                event,
+                line,
+                source: String::new(),
+                function: if depth == 0 { "<module>" } else { "f" }.into(),
+                depth,
+                stack: Vec::new(),
+                locals: IndexMap::new(),
+                globals: IndexMap::new(),
+                value: (event == Event::Exception).then(|| "ValueError('x')".into()),
+                stdout: stdout.into(),
+            },
+        }
+    }
+
+    fn error_exit() -> Outcome {
+        Outcome::Exit {
+            exit: crate::Exit::Error {
+                r#type: "ValueError".into(),
+                message: "x".into(),
+            },
+            stdout: String::new(),
+        }
+    }
+
+    /// Walks `script` (the outcomes of successive Step Intos) from line 1.
+    fn walk_through(
+        script: Vec<Outcome>,
+        lines: Option<&std::collections::BTreeSet<u32>>,
+        stops: ExceptionStops,
+    ) -> Walk {
+        let start = at(Event::Line, 1, 0, "").state().cloned().unwrap();
+        let mut script = script.into_iter();
+        walk(&start, lines, stops, |_| script.next().map(half))
+    }
+
+    #[test]
+    fn a_walk_stops_where_an_exception_is_raised_not_where_it_reaches_a_caller() {
+        let raised = ExceptionStops {
+            raised: true,
+            uncaught: false,
+        };
+        let script = vec![
+            at(Event::Line, 2, 0, "a\n"),
+            at(Event::Call, 5, 1, ""),
+            at(Event::Exception, 6, 1, ""),
+            at(Event::Exception, 2, 0, ""),
+        ];
+        let Walk::Stopped {
+            prediction,
+            stdout,
+            probability,
+        } = walk_through(script, None, raised)
+        else {
+            panic!("stops at the exception")
+        };
+        let state = prediction.outcome.state().unwrap();
+        assert_eq!(
+            (state.event, state.line, state.depth),
+            (Event::Exception, 6, 1)
+        );
+        assert_eq!(stdout, "a\n");
+        assert_eq!(probability, 0.125);
+    }
+
+    #[test]
+    fn a_walk_stops_where_the_exception_that_ends_the_program_was_raised() {
+        let uncaught = ExceptionStops {
+            raised: false,
+            uncaught: true,
+        };
+        let script = vec![
+            // Raised and caught: no stop.
+            at(Event::Exception, 2, 0, ""),
+            at(Event::Line, 4, 0, "caught\n"),
+            // Raised, carried out of f, and the end.
+            at(Event::Call, 5, 1, ""),
+            at(Event::Exception, 6, 1, ""),
+            at(Event::Exception, 5, 0, ""),
+            error_exit(),
+        ];
+        let Walk::Uncaught {
+            prediction,
+            stdout,
+            probability,
+        } = walk_through(script, None, uncaught)
+        else {
+            panic!("stops where the uncaught exception was raised")
+        };
+        let state = prediction.outcome.state().unwrap();
+        assert_eq!((state.line, state.depth), (6, 1));
+        assert_eq!(stdout, "caught\n");
+        assert_eq!(probability, 0.5f64.powi(4));
+    }
+
+    #[test]
+    fn a_walk_without_exception_stops_goes_to_a_breakpoint_or_the_end() {
+        let lines: std::collections::BTreeSet<u32> = [4].into();
+        let script = vec![at(Event::Exception, 2, 0, ""), at(Event::Line, 4, 0, "")];
+        let walked = walk_through(script, Some(&lines), ExceptionStops::default());
+        assert!(
+            matches!(&walked, Walk::Stopped { prediction, .. } if prediction.outcome.state().unwrap().line == 4)
+        );
+        let script = vec![at(Event::Exception, 2, 0, ""), error_exit()];
+        let walked = walk_through(script, Some(&lines), ExceptionStops::default());
+        assert!(
+            matches!(&walked, Walk::Stopped { prediction, .. } if prediction.outcome.state().is_none())
+        );
+        let far = walk_through(
+            vec![at(Event::Line, 2, 0, ""); 20],
+            Some(&lines),
+            ExceptionStops::default(),
+        );
+        assert!(matches!(far, Walk::Far { .. }));
+        assert!(matches!(
+            walk_through(vec![], None, ExceptionStops::default()),
+            Walk::Lost
+        ));
+    }
 
     #[test]
     fn a_runaway_backs_off_where_its_repetition_began() {

@@ -12,6 +12,7 @@ pub mod neural;
 pub mod trace;
 
 use indexmap::IndexMap;
+pub use neural_model::action::ExceptionStops;
 use neural_model::{Action, Limits, Outcome, Program, State};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -123,21 +124,6 @@ pub struct Prediction {
     /// Why the outcome is a guess and not the engine's prediction (`None`: it is its
     /// prediction).
     pub guess: Option<String>,
-}
-
-/// Which exception states a forward run should stop at (DAP exception breakpoints).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ExceptionStops {
-    /// Stop where any exception is raised.
-    pub raised: bool,
-    /// Stop where the exception that ends the program is raised.
-    pub uncaught: bool,
-}
-
-impl ExceptionStops {
-    pub fn any(&self) -> bool {
-        self.raised || self.uncaught
-    }
 }
 
 /// Why an engine could not answer. The session stays usable after any of these.

@@ -9,7 +9,7 @@
 //! model's probability and a confidence per variable.
 
 use super::trace::TraceEngine;
-use super::{Engine, EngineError, Position, Prediction};
+use super::{Engine, EngineError, ExceptionStops, Position, Prediction};
 use neural_model::infer::{PredictError, Predictor, ProgramContext};
 use neural_model::{Action, Limits, Outcome, Program, State};
 use std::collections::HashMap;
@@ -81,11 +81,13 @@ impl NeuralEngine {
     }
 
     /// One prediction with `predict` (a way of the predictor's), given a fresh key
-    /// and, in verify mode, checked against the real run.
+    /// and, in verify mode, checked against the real run (stopping at the same
+    /// exceptions).
     fn predict_with(
         &self,
         from: &Position,
         action: &Action,
+        stops: ExceptionStops,
         predict: impl FnOnce(
             &Predictor,
             &mut ProgramContext,
@@ -104,7 +106,7 @@ impl NeuralEngine {
         model.next_key += 1;
         let real = model.real.get(&from.key).copied();
         let check = real
-            .and_then(|real| self.referee_says(real, action, &prediction.outcome))
+            .and_then(|real| self.referee_says(real, action, stops, &prediction.outcome))
             .map(|(real, notes)| {
                 model.real.insert(key, real);
                 notes
@@ -125,11 +127,12 @@ impl NeuralEngine {
         &self,
         key: u64,
         action: &Action,
+        stops: ExceptionStops,
         predicted: &Outcome,
     ) -> Option<(u64, Vec<String>)> {
         let referee = self.referee.as_ref()?;
         let real = referee.position(key)?;
-        let truth = referee.predict(&real, action).ok()?;
+        let truth = referee.predict_stopping(&real, action, stops).ok()?;
         Some((truth.key, differences(predicted, &truth.outcome)))
     }
 }
@@ -222,15 +225,39 @@ impl Engine for NeuralEngine {
     }
 
     fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
-        self.predict_with(from, action, |predictor, context, state| {
-            predictor.predict(context, state, action)
+        self.predict_with(
+            from,
+            action,
+            ExceptionStops::default(),
+            |p, context, state| p.predict(context, state, action),
+        )
+    }
+
+    /// A Continue that asks for exception stops walks with Step Into predictions and
+    /// stops at a predicted exception: where one is raised, or where the one that ends
+    /// the program was raised.
+    fn predict_stopping(
+        &self,
+        from: &Position,
+        action: &Action,
+        stops: ExceptionStops,
+    ) -> Result<Prediction, EngineError> {
+        self.predict_with(from, action, stops, |predictor, context, state| {
+            predictor.predict_stopping(context, state, action, stops)
         })
     }
 
+    fn finds_exceptions(&self) -> bool {
+        true
+    }
+
     fn predict_quickly(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
-        self.predict_with(from, action, |predictor, context, state| {
-            predictor.predict_one(context, state, action)
-        })
+        self.predict_with(
+            from,
+            action,
+            ExceptionStops::default(),
+            |p, context, state| p.predict_one(context, state, action),
+        )
     }
 
     fn edit(&self, at: &Position, name: &str, value: &str) -> Result<Position, EngineError> {
