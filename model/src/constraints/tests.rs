@@ -38,6 +38,23 @@ fn state(
     }
 }
 
+/// A `line` state of `add` (called from line 6) in [`CALLS`].
+fn line_in_add(program: &ProgramModel, line: u32, locals: &[(&str, &str)]) -> State {
+    state(
+        program,
+        Event::Line,
+        line,
+        "add",
+        &[("<module>", 6)],
+        locals,
+    )
+}
+
+/// A `line` state of the module.
+fn module_line(program: &ProgramModel, line: u32, locals: &[(&str, &str)]) -> State {
+    state(program, Event::Line, line, "<module>", &[], locals)
+}
+
 fn lines(set: &[u32]) -> BTreeSet<u32> {
     set.iter().copied().collect()
 }
@@ -75,7 +92,7 @@ print(y)
 #[test]
 fn frames_a_step_into_from_a_line_calls_one_deeper() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let prev = module_line(&p, 6, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert_eq!(next.frames("<|call|>"), Some(vec![(1, None)]));
     assert_eq!(next.frames("<|line|>"), Some(vec![(0, Some("<module>"))]));
@@ -112,7 +129,7 @@ fn frames_one_step_back_from_a_call_is_the_callers_line() {
 #[test]
 fn frames_one_step_back_into_a_call_lands_on_its_return() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 7, "<module>", &[], &[]);
+    let prev = module_line(&p, 7, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::InvStepInto);
     assert_eq!(next.frames("<|return|>"), Some(vec![(1, None)]));
     assert_eq!(next.frames("<|line|>"), Some(vec![(0, Some("<module>"))]));
@@ -121,7 +138,7 @@ fn frames_one_step_back_into_a_call_lands_on_its_return() {
 #[test]
 fn frames_continue_can_go_anywhere() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let prev = module_line(&p, 5, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::Continue);
     assert_eq!(next.frames("<|line|>"), None);
 }
@@ -131,7 +148,7 @@ fn frames_continue_can_go_anywhere() {
 #[test]
 fn flow_lines_a_plain_line_goes_to_the_next() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let prev = module_line(&p, 5, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[6]))));
 }
@@ -149,10 +166,10 @@ fn flow_lines_an_if_goes_to_either_branch() {
 #[test]
 fn flow_lines_a_frame_returns_only_after_a_statement_that_ends_it() {
     let p = ProgramModel::of(CALLS);
-    let middle = state(&p, Event::Line, 2, "add", &[("<module>", 6)], &[]);
+    let middle = line_in_add(&p, 2, &[]);
     let next = NextState::new(&p, &middle, None, None, &Action::StepOver);
     assert_eq!(next.flow_lines("<|return|>"), Some((1, lines(&[]))));
-    let last = state(&p, Event::Line, 3, "add", &[("<module>", 6)], &[]);
+    let last = line_in_add(&p, 3, &[]);
     let next = NextState::new(&p, &last, None, None, &Action::StepOver);
     assert_eq!(next.flow_lines("<|return|>"), Some((1, lines(&[3]))));
 }
@@ -160,7 +177,7 @@ fn flow_lines_a_frame_returns_only_after_a_statement_that_ends_it() {
 #[test]
 fn flow_lines_a_step_into_calls_what_the_line_can_call() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let prev = module_line(&p, 6, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert_eq!(next.flow_lines("<|call|>"), Some((1, lines(&[1]))));
 }
@@ -185,7 +202,7 @@ fn flow_lines_back_in_the_caller_after_a_return() {
 #[test]
 fn flow_lines_a_step_out_returns_from_a_line_that_ends_the_frame() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 2, "add", &[("<module>", 6)], &[]);
+    let prev = line_in_add(&p, 2, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepReturn);
     assert_eq!(next.flow_lines("<|return|>"), Some((1, lines(&[3]))));
 }
@@ -193,7 +210,7 @@ fn flow_lines_a_step_out_returns_from_a_line_that_ends_the_frame() {
 #[test]
 fn flow_lines_backward_the_lines_that_lead_here() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 7, "<module>", &[], &[]);
+    let prev = module_line(&p, 7, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
     assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[6]))));
 }
@@ -259,7 +276,7 @@ fn admits(next: &NextState, text: &str) -> bool {
 #[test]
 fn header_admits_the_line_control_flow_reaches() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let prev = module_line(&p, 5, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert!(admits(&next, "<|line|>6 0 <module>\n"));
     assert!(!admits(&next, "<|line|>7 0 <module>\n"));
@@ -268,7 +285,7 @@ fn header_admits_the_line_control_flow_reaches() {
 #[test]
 fn header_admits_no_function_but_the_lines() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let prev = module_line(&p, 5, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert!(!admits(&next, "<|line|>6 0 add\n"));
     assert!(!admits(&next, "<|line|>6 1 <module>\n"));
@@ -277,7 +294,7 @@ fn header_admits_no_function_but_the_lines() {
 #[test]
 fn header_admits_prefixes_of_what_it_admits() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let prev = module_line(&p, 5, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert!(admits(&next, "<|line|>6"));
     assert!(admits(&next, "<|line|>6 0 <mod"));
@@ -287,7 +304,7 @@ fn header_admits_prefixes_of_what_it_admits() {
 #[test]
 fn header_admits_then_the_lines_text_exactly() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let prev = module_line(&p, 5, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert!(admits(&next, "<|line|>6 0 <module>\ny = add("));
     assert!(admits(&next, "<|line|>6 0 <module>\ny = add(x, 2)\n{"));
@@ -297,7 +314,7 @@ fn header_admits_then_the_lines_text_exactly() {
 #[test]
 fn header_admits_a_call_only_on_a_def_line() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let prev = module_line(&p, 6, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert!(admits(&next, "<|call|>1 1 add\n"));
     assert!(!admits(&next, "<|call|>2 1 add\n"));
@@ -306,7 +323,7 @@ fn header_admits_a_call_only_on_a_def_line() {
 #[test]
 fn header_admits_for_a_breakpoint_only_its_lines() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let prev = module_line(&p, 5, &[]);
     let action = Action::Breakpoint(lines(&[7]));
     let next = NextState::new(&p, &prev, None, None, &action);
     assert!(admits(&next, "<|line|>7 0 <module>\n"));
@@ -316,7 +333,7 @@ fn header_admits_for_a_breakpoint_only_its_lines() {
 #[test]
 fn some_line_none_past_a_functions_last_line() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 3, "add", &[("<module>", 6)], &[]);
+    let prev = line_in_add(&p, 3, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert!(!next.some_line("<|line|>"));
     assert!(next.some_line("<|return|>"));
@@ -327,14 +344,7 @@ fn some_line_none_past_a_functions_last_line() {
 #[test]
 fn body_spec_a_step_in_the_same_frame_is_a_diff() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        2,
-        "add",
-        &[("<module>", 6)],
-        &[("a", "5"), ("b", "2")],
-    );
+    let prev = line_in_add(&p, 2, &[("a", "5"), ("b", "2")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let spec = next.body_spec("<|line|>3 1 add", false);
     assert!(spec.diff);
@@ -345,7 +355,7 @@ fn body_spec_a_step_in_the_same_frame_is_a_diff() {
 #[test]
 fn body_spec_a_fresh_call_begins_with_its_parameters_in_order() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let prev = module_line(&p, 6, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     let spec = next.body_spec("<|call|>1 1 add", false);
     assert!(!spec.diff);
@@ -357,14 +367,7 @@ fn body_spec_a_fresh_call_begins_with_its_parameters_in_order() {
 #[test]
 fn body_spec_a_return_carries_a_value() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        3,
-        "add",
-        &[("<module>", 6)],
-        &[("total", "7")],
-    );
+    let prev = line_in_add(&p, 3, &[("total", "7")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert!(next.body_spec("<|return|>3 1 add", false).valued);
 }
@@ -372,14 +375,7 @@ fn body_spec_a_return_carries_a_value() {
 #[test]
 fn body_spec_after_an_assignment_only_its_names_change() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        2,
-        "add",
-        &[("<module>", 6)],
-        &[("a", "5"), ("b", "2")],
-    );
+    let prev = line_in_add(&p, 2, &[("a", "5"), ("b", "2")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let spec = next.body_spec("<|line|>3 1 add", false);
     assert_eq!(spec.changeable, Some(vec!["total".to_string()]));
@@ -422,14 +418,7 @@ fn body_spec_entering_a_loops_block_writes_its_variable() {
 #[test]
 fn body_spec_after_an_at_start_marker_is_written_in_full() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        2,
-        "add",
-        &[("<module>", 6)],
-        &[("a", "5"), ("b", "2")],
-    );
+    let prev = line_in_add(&p, 2, &[("a", "5"), ("b", "2")]);
     let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
     assert!(!next.body_spec("<|line|>2 1 add", true).diff);
 }
@@ -439,7 +428,7 @@ fn body_spec_after_an_at_start_marker_is_written_in_full() {
 #[test]
 fn held_names_back_in_the_caller_it_holds_what_it_held() {
     let p = ProgramModel::of(CALLS);
-    let caller = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let caller = module_line(&p, 6, &[("x", "5")]);
     let prev = state(
         &p,
         Event::Return,
@@ -460,14 +449,7 @@ fn held_names_back_in_the_caller_it_holds_what_it_held() {
 #[test]
 fn held_names_a_step_out_holds_what_the_frame_holds() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        2,
-        "add",
-        &[("<module>", 6)],
-        &[("a", "5"), ("b", "2")],
-    );
+    let prev = line_in_add(&p, 2, &[("a", "5"), ("b", "2")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepReturn);
     assert_eq!(next.body_spec("<|return|>3 1 add", false).held, ["a", "b"]);
 }
@@ -486,14 +468,7 @@ fn held_names_none_where_del_can_unbind() {
 #[test]
 fn newly_bound_an_assignment_binds_its_name() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        2,
-        "add",
-        &[("<module>", 6)],
-        &[("a", "5"), ("b", "2")],
-    );
+    let prev = line_in_add(&p, 2, &[("a", "5"), ("b", "2")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert_eq!(next.body_spec("<|line|>3 1 add", false).held, ["total"]);
 }
@@ -522,7 +497,7 @@ fn newly_bound_not_a_name_the_program_defines() {
 #[test]
 fn bound_arguments_a_call_of_names_and_literals() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let prev = module_line(&p, 6, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert_eq!(
         next.bound_arguments("<|call|>1 1 add").as_deref(),
@@ -534,7 +509,7 @@ fn bound_arguments_a_call_of_names_and_literals() {
 fn bound_arguments_none_where_a_lambda_could_rebind() {
     let source = "def add(a, b):\n    return a + b\n\nx = 5\ny = add(x, (lambda: 2)())\n";
     let p = ProgramModel::of(source);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[("x", "5")]);
+    let prev = module_line(&p, 5, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert_eq!(next.bound_arguments("<|call|>1 1 add"), None);
 }
@@ -542,7 +517,7 @@ fn bound_arguments_none_where_a_lambda_could_rebind() {
 #[test]
 fn bound_arguments_none_for_a_name_the_state_does_not_show() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 6, "<module>", &[], &[]);
+    let prev = module_line(&p, 6, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert_eq!(next.bound_arguments("<|call|>1 1 add"), None);
 }
@@ -558,7 +533,7 @@ b = Box()
 b.put(3)
 ";
     let p = ProgramModel::of(source);
-    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("b", "<Box>")]);
+    let prev = module_line(&p, 6, &[("b", "<Box>")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert_eq!(
         next.bound_arguments("<|call|>2 1 put").as_deref(),
@@ -569,7 +544,7 @@ b.put(3)
 #[test]
 fn bound_arguments_only_for_a_step_into() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let prev = module_line(&p, 6, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::Continue);
     assert_eq!(next.bound_arguments("<|call|>1 1 add"), None);
 }
@@ -579,14 +554,7 @@ fn bound_arguments_only_for_a_step_into() {
 #[test]
 fn returned_value_of_a_name_as_the_locals_write_it() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        3,
-        "add",
-        &[("<module>", 6)],
-        &[("total", "7")],
-    );
+    let prev = line_in_add(&p, 3, &[("total", "7")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let written = "{\"total\":\"7\"}\n<|value|>";
     assert_eq!(
@@ -598,14 +566,7 @@ fn returned_value_of_a_name_as_the_locals_write_it() {
 #[test]
 fn returned_value_of_a_name_carried_by_the_diff_marker() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        3,
-        "add",
-        &[("<module>", 6)],
-        &[("total", "7")],
-    );
+    let prev = line_in_add(&p, 3, &[("total", "7")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let written = "{\"..\":\"..\"}\n<|value|>";
     assert_eq!(
@@ -630,7 +591,7 @@ fn returned_value_of_a_literal() {
 #[test]
 fn returned_value_of_the_module_is_none() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 7, "<module>", &[], &[]);
+    let prev = module_line(&p, 7, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let written = "{}\n<|value|>";
     assert_eq!(
@@ -653,14 +614,7 @@ fn returned_value_not_of_an_expression() {
 #[test]
 fn returned_value_only_once_the_value_begins() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        3,
-        "add",
-        &[("<module>", 6)],
-        &[("total", "7")],
-    );
+    let prev = line_in_add(&p, 3, &[("total", "7")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert_eq!(next.returned_value("<|return|>3 1 add", "{"), None);
 }
@@ -671,7 +625,7 @@ fn returned_value_only_once_the_value_begins() {
 fn printed_by_step_literals_and_shown_names() {
     let source = "x = 1\nprint(x, 'a', sep='-')\n";
     let p = ProgramModel::of(source);
-    let prev = state(&p, Event::Line, 2, "<module>", &[], &[("x", "1")]);
+    let prev = module_line(&p, 2, &[("x", "1")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let printed = next
         .printed_by_step("<|return|>2 0 <module>")
@@ -683,7 +637,7 @@ fn printed_by_step_literals_and_shown_names() {
 #[test]
 fn printed_by_step_not_for_a_state_in_another_frame() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 7, "<module>", &[], &[("y", "7")]);
+    let prev = module_line(&p, 7, &[("y", "7")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert!(next.printed_by_step("<|line|>2 1 add").is_none());
 }
@@ -691,7 +645,7 @@ fn printed_by_step_not_for_a_state_in_another_frame() {
 #[test]
 fn printed_by_step_not_backwards() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 7, "<module>", &[], &[("y", "7")]);
+    let prev = module_line(&p, 7, &[("y", "7")]);
     let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
     assert!(next.printed_by_step("<|line|>6 0 <module>").is_none());
 }
@@ -938,7 +892,7 @@ fn kept_nothing_where_global_can_rebind() {
 #[test]
 fn guess_the_next_line_with_nothing_changed() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[("x", "5")]);
+    let prev = module_line(&p, 5, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let guess = next.guess().expect("a line follows");
     assert_eq!((guess.event, guess.line), (Event::Line, 6));
@@ -949,7 +903,7 @@ fn guess_the_next_line_with_nothing_changed() {
 #[test]
 fn guess_backward_the_line_before() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 7, "<module>", &[], &[("y", "7")]);
+    let prev = module_line(&p, 7, &[("y", "7")]);
     let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
     assert_eq!(next.guess().map(|g| g.line), Some(6));
 }
@@ -966,14 +920,7 @@ fn guess_in_a_loops_block_goes_round() {
 #[test]
 fn guess_past_a_frames_last_line_its_return() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(
-        &p,
-        Event::Line,
-        3,
-        "add",
-        &[("<module>", 6)],
-        &[("total", "7")],
-    );
+    let prev = line_in_add(&p, 3, &[("total", "7")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let guess = next.guess().expect("the frame can end here");
     assert_eq!((guess.event, guess.line), (Event::Return, 3));
@@ -993,7 +940,7 @@ fn guess_none_before_a_frames_first_line() {
 #[test]
 fn guess_from_a_return_the_callers_next_line() {
     let p = ProgramModel::of(CALLS);
-    let caller = state(&p, Event::Line, 6, "<module>", &[], &[("x", "5")]);
+    let caller = module_line(&p, 6, &[("x", "5")]);
     let prev = state(
         &p,
         Event::Return,
@@ -1011,7 +958,7 @@ fn guess_from_a_return_the_callers_next_line() {
 #[test]
 fn guess_none_for_a_jump() {
     let p = ProgramModel::of(CALLS);
-    let prev = state(&p, Event::Line, 5, "<module>", &[], &[]);
+    let prev = module_line(&p, 5, &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::Continue);
     assert!(next.guess().is_none());
 }
