@@ -509,16 +509,25 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3]: [TrainConfig; 6] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep12]: [TrainConfig; 7] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
             include_str!("../../configs/deep8-more.toml"),
             include_str!("../../configs/deep8-s2.toml"),
             include_str!("../../configs/deep8-s3.toml"),
+            include_str!("../../configs/deep12.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
-        for other in [&gpu, &fixture, &deep8, &deep8_more, &deep8_s2, &deep8_s3] {
+        for other in [
+            &gpu,
+            &fixture,
+            &deep8,
+            &deep8_more,
+            &deep8_s2,
+            &deep8_s3,
+            &deep12,
+        ] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
         }
@@ -534,6 +543,13 @@ mod tests {
             assert_eq!(format!("{:?}", leg.model), format!("{:?}", deep8.model));
         }
         assert_eq!(deep8_s2.more_train.len(), 2);
+        // The 12-layer candidate differs from the 8-layer legs in depth alone.
+        assert_eq!(deep12.model.layers, 12);
+        let as_deep8 = ModelConfig {
+            layers: deep8.model.layers,
+            ..deep12.model.clone()
+        };
+        assert_eq!(format!("{as_deep8:?}"), format!("{:?}", deep8.model));
     }
 
     #[test]
