@@ -197,12 +197,13 @@ pub fn evaluate<M: Decoder>(
                 .or_default();
             // A guess is the model failing: it is scored as a failure.
             let (predicted, written) = match &prediction {
-                Ok(p) if p.guess.is_none() => (Some(&p.outcome), Ok(p.text.clone())),
+                Ok(p) if p.guess.is_none() => {
+                    report.backed_off += (p.backed_off > 0) as usize;
+                    (Some(&p.outcome), Ok(p.text.clone()))
+                }
                 Ok(p) => (None, Err(p.guess.clone().unwrap_or_default())),
                 Err(e) => (None, Err(e.to_string())),
             };
-            report.backed_off += predicted.is_some() as usize
-                * prediction.as_ref().map_or(0, |p| p.backed_off.min(1));
             score_one(tally, predicted, truth, &current);
             record(Sample {
                 program: report.programs,

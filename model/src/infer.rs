@@ -454,14 +454,14 @@ impl<M: Decoder> Predictor<M> {
             if decoded.stopped {
                 return Ok(Ok((decoded, backed_off)));
             }
-            match repetition_start(&decoded.tokens) {
-                Some(at) if at >= replay.len() => banned.push((at, decoded.tokens[at])),
-                _ => {
-                    last = Some(decoded);
-                    break;
-                }
+            let repeat = repetition_start(&decoded.tokens).filter(|&at| at >= replay.len());
+            if let Some(at) = repeat {
+                banned.push((at, decoded.tokens[at]));
             }
             last = Some(decoded);
+            if repeat.is_none() {
+                break;
+            }
         }
         Ok(Err(last.expect("at least one decode ran")))
     }
@@ -560,16 +560,14 @@ impl<M: Decoder> Predictor<M> {
                 prediction,
                 stdout,
                 probability,
-            } => (prediction, stdout, probability),
-            // The exception was raised back on the way: the cache holds more than the
-            // state shown, so the next step reads that state in full.
-            Walk::Uncaught {
-                prediction,
-                stdout,
-                probability,
+                earlier,
             } => {
-                context.tail = None;
-                context.footprints = Footprints::default();
+                if earlier {
+                    // The cache holds more than the state shown: the next step reads
+                    // that state in full.
+                    context.tail = None;
+                    context.footprints = Footprints::default();
+                }
                 (prediction, stdout, probability)
             }
             Walk::Lost => return self.predict_one(context, current, action),
@@ -1033,16 +1031,13 @@ fn tail<'b>(bytes: &'b [u8], text: &str, written: &str) -> &'b [u8] {
 enum Walk {
     /// On a breakpoint line, at an exception `stops` asks for, or at the end: that
     /// step, with what the steps before it printed and the probability of them all.
+    /// `earlier`: the program ended with an exception, and the stop is the step on the
+    /// way that raised it.
     Stopped {
         prediction: Prediction,
         stdout: String,
         probability: f64,
-    },
-    /// The program ended with an exception raised on the way: the step that raised it.
-    Uncaught {
-        prediction: Prediction,
-        stdout: String,
-        probability: f64,
+        earlier: bool,
     },
     /// No stop within [`BREAKPOINT_WALK`] steps ([`EXCEPTION_WALK`] when it looks for
     /// exceptions): the rest is a jump from `at`.
@@ -1068,8 +1063,8 @@ fn walk(
 ) -> Walk {
     let mut at = start.clone();
     let (mut stdout, mut probability) = (String::new(), 1.0);
-    // The step that raised the exception now on its way out, as the walk stood then.
-    let mut raised: Option<(Prediction, String, f64)> = None;
+    // The stop at the step that raised the exception now on its way out.
+    let mut raised: Option<Walk> = None;
     let steps = if stops.any() {
         EXCEPTION_WALK
     } else {
@@ -1079,7 +1074,6 @@ fn walk(
         let Some(prediction) = step(&at) else {
             return Walk::Lost;
         };
-        let before = (stdout.clone(), probability);
         probability *= prediction.probability;
         let state = match &prediction.outcome {
             Outcome::State { state } => state.clone(),
@@ -1087,18 +1081,14 @@ fn walk(
                 exit: crate::Exit::Error { .. },
                 ..
             } if stops.uncaught && raised.is_some() => {
-                let (prediction, stdout, probability) = raised.expect("checked");
-                return Walk::Uncaught {
-                    prediction,
-                    stdout,
-                    probability,
-                };
+                return raised.expect("checked");
             }
             _ => {
                 return Walk::Stopped {
                     prediction,
                     stdout,
                     probability,
+                    earlier: false,
                 }
             }
         };
@@ -1110,14 +1100,16 @@ fn walk(
                 prediction,
                 stdout,
                 probability,
+                earlier: false,
             };
         }
         if origin {
-            raised = Some((
-                prediction.clone(),
-                before.0,
-                before.1 * prediction.probability,
-            ));
+            raised = Some(Walk::Stopped {
+                prediction: prediction.clone(),
+                stdout: stdout.clone(),
+                probability,
+                earlier: true,
+            });
         } else if state.event != Event::Exception {
             raised = None;
         }
@@ -1255,6 +1247,7 @@ mod tests {
             prediction,
             stdout,
             probability,
+            earlier: false,
         } = walk_through(script, None, raised)
         else {
             panic!("stops at the exception")
@@ -1284,10 +1277,11 @@ mod tests {
             at(Event::Exception, 5, 0, ""),
             error_exit(),
         ];
-        let Walk::Uncaught {
+        let Walk::Stopped {
             prediction,
             stdout,
             probability,
+            earlier: true,
         } = walk_through(script, None, uncaught)
         else {
             panic!("stops where the uncaught exception was raised")

@@ -225,12 +225,7 @@ impl Engine for NeuralEngine {
     }
 
     fn predict(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
-        self.predict_with(
-            from,
-            action,
-            ExceptionStops::default(),
-            |p, context, state| p.predict(context, state, action),
-        )
+        self.predict_stopping(from, action, ExceptionStops::default())
     }
 
     /// A Continue that asks for exception stops walks with Step Into predictions and
