@@ -357,17 +357,20 @@ impl<M: Decoder> Predictor<M> {
         let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
         let max_new = room.min(MAX_STATE_TOKENS);
         let (decoded, backed_off) =
-            match self.decode_backing_off(&mut context.cache, &prompt, max_new, &grammar)? {
-                Ok(decoded) => decoded,
-                Err(runaway) => {
-                    let why = PredictError::TooLong {
-                        tokens: runaway.tokens.len(),
-                        start: self.excerpt(&runaway.tokens),
-                    };
-                    let guess = grammar.next.guess().ok_or(why)?;
-                    return Ok(self.show_guess(context, current, action, guess));
-                }
+            self.decode_backing_off(&mut context.cache, &prompt, max_new, &grammar)?;
+        if !decoded.stopped {
+            let tokens = decoded.tokens.len();
+            let why = PredictError::TooLong {
+                tokens,
+                start: self.excerpt(&decoded.tokens),
             };
+            let guess = grammar.next.guess().ok_or(why)?;
+            let why = format!(
+                "the model's prediction did not end within {tokens} tokens, after backing \
+                 off {backed_off} times from where it repeated itself"
+            );
+            return Ok(self.show_guess(context, current, action, guess, why, backed_off));
+        }
         let text = self
             .tokenizer
             .decode(&decoded.tokens)
@@ -399,19 +402,21 @@ impl<M: Decoder> Predictor<M> {
     /// Greedy decoding under the grammar, backing off from a runaway: where a decode
     /// that did not end began to repeat itself, the next one (the same up to there,
     /// read in one batch) takes the best other token, up to [`BACK_OFFS`] times.
-    /// `Ok`: the decode that ended and the back-offs it took; `Err`: the last runaway.
+    /// The last decode (`stopped` unless every one ran away) and the back-offs taken.
     fn decode_backing_off(
         &self,
         cache: &mut M::Cache,
         prompt: &[u32],
         max_new: usize,
         grammar: &Grammar<M>,
-    ) -> Result<Result<(Decoded, usize), Decoded>, PredictError> {
+    ) -> Result<(Decoded, usize), PredictError> {
         let start = cache.len();
         let vocab = self.token_text.len() as u32;
         let mut banned: Vec<(usize, u32)> = Vec::new();
         let mut last: Option<Decoded> = None;
+        let mut tried = 0;
         for backed_off in 0..=BACK_OFFS {
+            tried = backed_off;
             // Where the last runaway began to repeat: decode the same up to there.
             let replay: &[u32] = match (&last, banned.last()) {
                 (Some(last), Some(&(at, _))) => &last.tokens[..at],
@@ -452,7 +457,7 @@ impl<M: Decoder> Predictor<M> {
                 decoded.choices[..replay.len()].copy_from_slice(&last.choices[..replay.len()]);
             }
             if decoded.stopped {
-                return Ok(Ok((decoded, backed_off)));
+                return Ok((decoded, backed_off));
             }
             let repeat = repetition_start(&decoded.tokens).filter(|&at| at >= replay.len());
             if let Some(at) = repeat {
@@ -463,7 +468,7 @@ impl<M: Decoder> Predictor<M> {
                 break;
             }
         }
-        Ok(Err(last.expect("at least one decode ran")))
+        Ok((last.expect("at least one decode ran"), tried))
     }
 
     /// The start and end of what a runaway decode wrote, for an error message.
@@ -479,14 +484,17 @@ impl<M: Decoder> Predictor<M> {
         }
     }
 
-    /// `guess` as the step's outcome, where the model gave none: certain of nothing, and
-    /// the next step reads it in full (it is not in the cache).
+    /// `guess` as the step's outcome, where the model gave none (`why`, after
+    /// `backed_off` back-offs): certain of nothing, and the next step reads it in full
+    /// (it is not in the cache).
     fn show_guess(
         &self,
         context: &mut ProgramContext<M>,
         current: &State,
         action: &Action,
         guess: State,
+        why: String,
+        backed_off: usize,
     ) -> Prediction {
         let confidence = guess
             .locals
@@ -508,10 +516,9 @@ impl<M: Decoder> Predictor<M> {
             probability: 0.0,
             confidence,
             text,
-            backed_off: BACK_OFFS,
+            backed_off,
             guess: Some(format!(
-                "the model's prediction repeated itself until it ran out of room, {BACK_OFFS} \
-                 times; shown instead is a guess: where control flow goes next, the variables \
+                "{why}; shown instead is a guess: where control flow goes next, the variables \
                  unchanged"
             )),
         }
