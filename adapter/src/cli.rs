@@ -153,6 +153,8 @@ pub enum Command {
     Where,
     Set(String, String),
     Locals,
+    /// Which inputs give this state: up to N candidate calls.
+    Inputs(usize),
     Restart,
     Help,
     Quit,
@@ -195,6 +197,20 @@ impl Command {
                 }
                 _ => Err("set needs a name and a Python value, e.g. set x 5".into()),
             },
+            "inputs" => match arg() {
+                None => Ok(Command::Inputs(crate::inputs::DEFAULT_COUNT)),
+                Some(n) => n
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=crate::inputs::MAX_COUNT).contains(n))
+                    .map(Command::Inputs)
+                    .ok_or_else(|| {
+                        format!(
+                            "inputs takes a number from 1 to {}",
+                            crate::inputs::MAX_COUNT
+                        )
+                    }),
+            },
             "restart" => bare(Command::Restart),
             "h" | "help" | "?" => Ok(Command::Help),
             "q" | "quit" | "exit" => bare(Command::Quit),
@@ -212,6 +228,8 @@ b [LINE]     set a breakpoint (b alone lists them)      cl [LINE]  clear one (cl
 p EXPR       print a name or path: x, p.x, xs[0], d['k']
 locals       all local variables                        set NAME VALUE  change a variable
 l            source around the current line             w        the stack, innermost last
+inputs [N]   which inputs give this? N candidate calls of this frame's function,
+             each run under Python (where there is one) to see if it gets here
 restart      start again from the entry (breakpoints kept)
 q            quit (also end of input)";
 
@@ -283,6 +301,12 @@ impl Debugger {
                         self.show_current(StopReason::Entry, "", out)?;
                     }
                     Err(e) => writeln!(out, "*** cannot restart: {e}")?,
+                }
+            }
+            Command::Inputs(count) => {
+                match crate::inputs::which_inputs(&self.session, count, true) {
+                    Ok(found) => write!(out, "{}", crate::inputs::render(&found))?,
+                    Err(e) => writeln!(out, "*** {}", one_line(&e))?,
                 }
             }
             Command::Help => writeln!(out, "{HELP}")?,
@@ -621,6 +645,9 @@ mod tests {
             .contains("takes no argument"));
         assert!(Command::parse("set x").unwrap_err().contains("set x 5"));
         assert!(Command::parse("p").is_err());
+        assert_eq!(Command::parse("inputs"), Ok(Command::Inputs(3)));
+        assert_eq!(Command::parse("inputs 5"), Ok(Command::Inputs(5)));
+        assert!(Command::parse("inputs 0").unwrap_err().contains("1 to 10"));
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod client;
 pub mod engine;
 pub mod framing;
 pub mod handlers;
+pub mod inputs;
 pub mod protocol;
 pub mod pyrepr;
 pub mod request;

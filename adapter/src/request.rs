@@ -45,6 +45,8 @@ pub enum Command {
     SetVariable(SetVariableArguments),
     ExceptionInfo(ExceptionInfoArguments),
     Source(SourceArguments),
+    /// Ours: "which inputs give this?" (see [`crate::inputs`]).
+    InverseCall(InverseCallArguments),
 }
 
 impl Command {
@@ -76,6 +78,7 @@ impl Command {
             "setVariable" => Command::SetVariable(args.read()?),
             "exceptionInfo" => Command::ExceptionInfo(args.read()?),
             "source" => Command::Source(args.read()?),
+            "inverseCall" => Command::InverseCall(args.read()?),
             other => return Err(RequestError::unknown(other)),
         })
     }
@@ -160,6 +163,17 @@ pub struct SourceArguments {
     #[serde(default)]
     pub source: Option<Source>,
     pub source_reference: i64,
+}
+
+/// `inverseCall`'s arguments (our request): how many candidates, and whether to run
+/// each under Python to see whether it reproduces the stop.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InverseCallArguments {
+    #[serde(default)]
+    pub count: Option<usize>,
+    #[serde(default)]
+    pub check: Option<bool>,
 }
 
 #[cfg(test)]

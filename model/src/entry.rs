@@ -82,6 +82,49 @@ pub fn parameter_names(source: &str, line: u32) -> Option<Vec<String>> {
     Some(plain)
 }
 
+/// The call of `function`, whose `def` is on `line`, that binds its parameters to the
+/// reprs in `locals` (a call state's locals): `f(1, [2], *(3,), key=4, **{})`.
+/// `None` where a parameter has no value there, or the function is not defined at the
+/// module's top level (a method or a nested function cannot be called by its name).
+pub fn call_expression(
+    source: &str,
+    line: u32,
+    function: &str,
+    locals: &crate::state::Vars,
+) -> Option<String> {
+    // A decorated function's call stands on its first decorator.
+    let lines: Vec<&str> = source.lines().collect();
+    let def = (line..line + 20).find(|&l| {
+        lines
+            .get((l as usize).wrapping_sub(1))
+            .is_some_and(|t| !t.trim_start().starts_with('@'))
+    })?;
+    if lines[def as usize - 1].starts_with(char::is_whitespace) {
+        return None;
+    }
+    let mut arguments = Vec::new();
+    let mut keyword_only = false;
+    for param in split_top(&signature_at(source, def)?) {
+        let name = param.split([':', '=']).next().unwrap_or("").trim();
+        if let Some(kwargs) = name.strip_prefix("**") {
+            arguments.push(format!("**{}", locals.get(kwargs.trim())?));
+        } else if let Some(args) = name.strip_prefix('*') {
+            keyword_only = true;
+            if !args.trim().is_empty() {
+                arguments.push(format!("*{}", locals.get(args.trim())?));
+            }
+        } else if !name.is_empty() && name != "/" {
+            let value = locals.get(name)?;
+            arguments.push(if keyword_only {
+                format!("{name}={value}")
+            } else {
+                value.clone()
+            });
+        }
+    }
+    Some(format!("{function}({})", arguments.join(", ")))
+}
+
 /// The text between the parentheses of the `def` on `line` (1-based).
 fn signature_at(source: &str, line: u32) -> Option<String> {
     let lines: Vec<&str> = source.lines().collect();
@@ -654,6 +697,42 @@ fn python_float_repr(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_state_is_called_again_with_its_own_arguments() {
+        let source = "def f(a, b=2, *rest, key, **more):\n    pass\nclass C:\n    def m(self):\n        pass\n";
+        let locals: crate::state::Vars = [
+            ("a", "[1]"),
+            ("b", "'x'"),
+            ("rest", "(3,)"),
+            ("key", "None"),
+            ("more", "{}"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(
+            call_expression(source, 1, "f", &locals).as_deref(),
+            Some("f([1], 'x', *(3,), key=None, **{})")
+        );
+        let mut short = locals.clone();
+        short.shift_remove("key");
+        assert_eq!(
+            call_expression(source, 1, "f", &short),
+            None,
+            "a parameter without a value"
+        );
+        assert_eq!(call_expression(source, 4, "m", &locals), None, "a method");
+        let keyword = "def g(x, *, y):\n    pass\n";
+        let bound = [("x", "1"), ("y", "2")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(
+            call_expression(keyword, 1, "g", &bound).as_deref(),
+            Some("g(1, y=2)")
+        );
+    }
 
     #[test]
     fn a_loop_yields_items_keys_characters_and_numbers() {

@@ -12,6 +12,19 @@ pub const MAX_VALUE_CHARS: usize = 240;
 /// Longest stdout text of one step.
 pub const MAX_STDOUT_CHARS: usize = 2000;
 
+/// `bytes` as whole characters and the first bytes of one cut off at the end (a
+/// byte-level token may end inside a character); `None` if they are not UTF-8.
+pub fn split_utf8(bytes: &[u8]) -> Option<(&str, &[u8])> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Some((text, &[])),
+        Err(e) if e.error_len().is_none() => {
+            let (whole, begun) = bytes.split_at(e.valid_up_to());
+            Some((std::str::from_utf8(whole).ok()?, begun))
+        }
+        Err(_) => None,
+    }
+}
+
 /// What the body of one outcome may contain: known once its header is written.
 #[derive(Clone, Debug, Default)]
 pub struct BodySpec {
@@ -93,6 +106,9 @@ pub struct Body<'a> {
     /// Index into [GLOBALS, VALUE, STDOUT] of the first section that may still come.
     next_section: usize,
     used_keys: Vec<String>,
+    /// The first bytes of a character a token ended inside (a key or a string may
+    /// hold any character, and a byte-level token may split one).
+    begun: Vec<u8>,
 }
 
 const SECTIONS: [&str; 3] = [GLOBALS, VALUE, STDOUT];
@@ -106,6 +122,7 @@ impl<'a> Body<'a> {
             mode: Mode::ObjectOpen,
             next_section: 0,
             used_keys: Vec::new(),
+            begun: Vec::new(),
         }
     }
 
@@ -124,16 +141,49 @@ impl<'a> Body<'a> {
             mode,
             next_section: 2,
             used_keys: Vec::new(),
+            begun: Vec::new(),
         }
     }
 
     /// Feed plain text; false if it cannot continue a well-formed body.
     pub fn push_str(&mut self, text: &str) -> bool {
-        text.chars().all(|c| self.push_char(c))
+        self.begun.is_empty() && text.chars().all(|c| self.push_char(c))
+    }
+
+    /// Feed a token's bytes, which may end inside a character or finish one that
+    /// the last token began; false if they cannot continue a well-formed body.
+    pub fn push_bytes(&mut self, bytes: &[u8]) -> bool {
+        if self.begun.is_empty() {
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                return self.push_text(text);
+            }
+        }
+        let mut joined = std::mem::take(&mut self.begun);
+        joined.extend_from_slice(bytes);
+        let Some((text, begun)) = split_utf8(&joined) else {
+            return false;
+        };
+        if !self.push_text(text) || !begun.is_empty() && !self.may_begin(begun) {
+            return false;
+        }
+        self.begun = begun.to_vec();
+        true
+    }
+
+    /// Whether a character that starts with `begun` may come next.
+    fn may_begin(&self, begun: &[u8]) -> bool {
+        match &self.mode {
+            Mode::Key(key) => self.key_allowed(key, begun, false),
+            Mode::Str { .. } => self.string_room().is_some_and(|room| room > 0),
+            _ => false,
+        }
     }
 
     /// Feed text that may hold section tokens.
     pub fn push_text(&mut self, mut text: &str) -> bool {
+        if !self.begun.is_empty() {
+            return false;
+        }
         while !text.is_empty() {
             let section = SECTIONS.iter().find(|s| text.starts_with(**s));
             let taken = match section {
@@ -192,12 +242,15 @@ impl<'a> Body<'a> {
     pub fn can_end(&self) -> bool {
         let value_pending =
             self.spec.valued && self.part != Part::ExitMessage && self.next_section < 2;
-        self.mode == Mode::PartDone && !value_pending
+        self.mode == Mode::PartDone && !value_pending && self.begun.is_empty()
     }
 
     /// Inside an ordinary JSON string (not an escape, not the `..` marker): how many
     /// more plain characters it may take.
     pub fn string_room(&self) -> Option<usize> {
+        if !self.begun.is_empty() {
+            return None;
+        }
         match &self.mode {
             Mode::Str {
                 chars,
@@ -251,10 +304,12 @@ impl<'a> Body<'a> {
     fn another_key(&self) -> bool {
         let complete =
             self.part == Part::Locals && self.spec.exact && self.missing().next().is_none();
-        !complete && self.key_allowed("", false)
+        !complete && self.key_allowed("", &[], false)
     }
 
-    fn key_allowed(&self, prefix: &str, whole: bool) -> bool {
+    /// Whether `prefix` is a key that may be written (`whole`), or the start of one
+    /// whose next character begins with the bytes `begun`.
+    fn key_allowed(&self, prefix: &str, begun: &[u8], whole: bool) -> bool {
         if self.used_keys.iter().any(|k| k == prefix) && whole {
             return false;
         }
@@ -263,7 +318,7 @@ impl<'a> Body<'a> {
             if whole {
                 name == prefix
             } else {
-                name.starts_with(prefix)
+                name.starts_with(prefix) && name.as_bytes()[prefix.len()..].starts_with(begun)
             }
         };
         if let Some(first) = self.missing().next().filter(|_| self.spec.ordered) {
@@ -287,7 +342,7 @@ impl<'a> Body<'a> {
             names[from..]
                 .iter()
                 .take_while(|n| n.starts_with(prefix))
-                .any(|n| !self.used_keys.contains(n))
+                .any(|n| fits(n) && !self.used_keys.contains(n))
         }
     }
 
@@ -309,13 +364,13 @@ impl<'a> Body<'a> {
             }
             Mode::Key(mut key) => {
                 if c == '"' {
-                    self.key_allowed(&key, true).then(|| {
+                    self.key_allowed(&key, &[], true).then(|| {
                         self.used_keys.push(key);
                         Mode::Colon
                     })
                 } else {
                     key.push(c);
-                    self.key_allowed(&key, false).then_some(Mode::Key(key))
+                    self.key_allowed(&key, &[], false).then_some(Mode::Key(key))
                 }
             }
             Mode::Colon => (c == ':').then_some(Mode::ValueOpen),
@@ -451,6 +506,39 @@ mod tests {
 
     fn feed(body: &mut Body, text: &str) -> bool {
         body.push_text(text)
+    }
+
+    #[test]
+    fn a_character_split_between_tokens_is_judged_whole() {
+        // `π` is two bytes, `größe` holds one of two: byte-level tokens may cut both.
+        let mut s = spec(false, false);
+        s.local_names = vec!["größe".into(), "π".into()];
+        let pi = "π".as_bytes();
+        let mut body = Body::state(&s);
+        assert!(body.push_bytes(b"{\"") && body.push_bytes(&pi[..1]));
+        assert!(!body.can_end() && body.string_room().is_none());
+        assert!(!body.clone().push_bytes(b"x"), "not UTF-8");
+        assert!(body.push_bytes(&pi[1..]) && body.push_bytes(b"\":\""));
+        // A value may hold any character, cut anywhere.
+        let e = "é".as_bytes();
+        assert!(body.push_bytes(&[b"3", &e[..1]].concat()) && body.push_bytes(&e[1..]));
+        assert!(body.push_bytes(b"\",\"gr\xc3"), "the first byte of ö");
+        assert!(
+            !body.clone().push_bytes(b"\xb6\x83"),
+            "ö, then a stray byte"
+        );
+        let mut body = Body::state(&s);
+        assert!(body.push_bytes(b"{\"gr"));
+        assert!(
+            !body.clone().push_bytes("ü".as_bytes()),
+            "no name goes on with ü"
+        );
+        assert!(
+            body.clone().push_bytes(&"ü".as_bytes()[..1]),
+            "ü begins as ö does"
+        );
+        assert!(!body.clone().push_bytes(&"π".as_bytes()[..1]), "π does not");
+        assert!(body.push_bytes("öße\":\"2\"}".as_bytes()) && body.can_end());
     }
 
     #[test]

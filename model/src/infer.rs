@@ -233,25 +233,29 @@ impl<M: Decoder> Predictor<M> {
             })
             .collect();
         let stop = special[language::ACTION_SEP];
-        let token_bytes = (0..tokenizer.vocab_size() as u32)
+        let token_bytes: Vec<Vec<u8>> = (0..tokenizer.vocab_size() as u32)
             .map(|id| tokenizer.token_bytes(id))
+            .collect();
+        let plain_len = token_text
+            .iter()
+            .zip(&token_bytes)
+            .map(|((text, special), bytes)| {
+                // A token that holds part of a character is fed as bytes.
+                let plain = !special
+                    && std::str::from_utf8(bytes).is_ok()
+                    && !text.is_empty()
+                    && !text
+                        .chars()
+                        .any(|c| c == '"' || c == '\\' || c.is_control());
+                plain.then(|| text.chars().count())
+            })
             .collect();
         Ok(Predictor {
             token_bytes,
+            plain_len,
             model,
             config,
             tokenizer,
-            plain_len: token_text
-                .iter()
-                .map(|(text, special)| {
-                    let plain = !special
-                        && !text.is_empty()
-                        && !text
-                            .chars()
-                            .any(|c| c == '"' || c == '\\' || c.is_control());
-                    plain.then(|| text.chars().count())
-                })
-                .collect(),
             token_text,
             stop,
             special,
@@ -312,6 +316,118 @@ impl<M: Decoder> Predictor<M> {
         current: &State,
         action: &Action,
     ) -> Result<Prediction, PredictError> {
+        let (prompt, max_new) = self.open_step(context, current, action)?;
+        let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
+        let (decoded, backed_off) =
+            self.decode_backing_off(&mut context.cache, &prompt, max_new, &grammar)?;
+        if !decoded.stopped {
+            let tokens = decoded.tokens.len();
+            let why = PredictError::TooLong {
+                tokens,
+                start: self.excerpt(&decoded.tokens),
+            };
+            let guess = grammar.next.guess().ok_or(why)?;
+            let why = format!(
+                "the model's prediction did not end within {tokens} tokens, after backing \
+                 off {backed_off} times from where it repeated itself"
+            );
+            return Ok(self.show_guess(context, current, action, guess, why, backed_off));
+        }
+        let prediction = self.read_decoded(context, current, &decoded, backed_off)?;
+        context.tail = prediction.outcome.state().map(|state| Tail {
+            state: state.clone(),
+            at: context.cache.len(),
+        });
+        context
+            .footprints
+            .record(current, action, prediction.outcome.state());
+        Ok(prediction)
+    }
+
+    /// Up to `count` different predictions of what `action` at `current` leads to,
+    /// the likeliest first: the greedy decode, then decodes that branch off it at the
+    /// positions where its runner-up token was likeliest (that token, then greedy).
+    /// For questions with more than one right answer, such as which inputs give this
+    /// state (`inv_step_call`). No prediction becomes a step of the episode: the next
+    /// one reads the current state afresh.
+    pub fn candidates(
+        &self,
+        context: &mut ProgramContext<M>,
+        current: &State,
+        action: &Action,
+        count: usize,
+    ) -> Result<Vec<Prediction>, PredictError> {
+        let (prompt, max_new) = self.open_step(context, current, action)?;
+        let start = context.cache.len();
+        let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
+        let (first, _) = self.decode_backing_off(&mut context.cache, &prompt, max_new, &grammar)?;
+        // A branch's likelihood up to its own token: where to branch first.
+        let mut branches = Vec::new();
+        let mut before = 0.0f32;
+        for (at, (choice, other)) in first.choices.iter().zip(&first.runner_up).enumerate() {
+            if let Some((token, choice)) = *other {
+                branches.push((before + choice, at, token, choice));
+            }
+            before += choice;
+        }
+        branches.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut decodes = vec![first.clone()];
+        // Twice as many branches as wanted: some end where another did, some run away.
+        for &(_, at, token, choice) in branches.iter().take(2 * count.saturating_sub(1)) {
+            context.cache.truncate(start);
+            // Each branch gets its own grammar: it may write another header.
+            let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
+            let branched = greedy(
+                &self.model,
+                &mut context.cache,
+                &prompt,
+                max_new,
+                &[self.stop],
+                |so_far| match so_far.len() {
+                    n if n < at => Allowed::Only(vec![first.tokens[n]]),
+                    n if n == at => Allowed::Only(vec![token]),
+                    _ => grammar.allowed(so_far),
+                },
+            );
+            if let Ok(mut decoded) = branched {
+                // The forced tokens were chosen as the first decode chose them.
+                decoded.choices[..at].copy_from_slice(&first.choices[..at]);
+                decoded.choices[at] = choice;
+                decodes.push(decoded);
+            }
+        }
+        context.cache.truncate(start);
+        context.tail = None;
+        context.last_prompt = None;
+        let mut found: Vec<Prediction> = Vec::new();
+        for decoded in decodes.iter().filter(|d| d.stopped) {
+            let Ok(prediction) = self.read_decoded(context, current, decoded, 0) else {
+                continue; // a branch the parser refuses is no candidate
+            };
+            if !found.iter().any(|f| f.outcome == prediction.outcome) {
+                found.push(prediction);
+            }
+        }
+        if found.is_empty() {
+            return Err(PredictError::TooLong {
+                tokens: first.tokens.len(),
+                start: self.excerpt(&first.tokens),
+            });
+        }
+        found.sort_by(|a, b| b.probability.total_cmp(&a.probability));
+        found.truncate(count);
+        Ok(found)
+    }
+
+    /// The prompt that asks for `action` at `current` (continuing the episode where
+    /// the cache ends at `current`, else reading `current` afresh), with the cache
+    /// truncated to read it, and the most tokens the answer may take.
+    fn open_step(
+        &self,
+        context: &mut ProgramContext<M>,
+        current: &State,
+        action: &Action,
+    ) -> Result<(Vec<u32>, usize), PredictError> {
         let max = self.model.max_positions().min(HISTORY_POSITIONS);
         let step = format!("{}{}", render_action(action), language::FRAME_SEP);
         let tail = context.tail.take().filter(|tail| &tail.state == current);
@@ -354,23 +470,18 @@ impl<M: Decoder> Predictor<M> {
             current.clone(),
             action.clone(),
         ));
-        let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
-        let max_new = room.min(MAX_STATE_TOKENS);
-        let (decoded, backed_off) =
-            self.decode_backing_off(&mut context.cache, &prompt, max_new, &grammar)?;
-        if !decoded.stopped {
-            let tokens = decoded.tokens.len();
-            let why = PredictError::TooLong {
-                tokens,
-                start: self.excerpt(&decoded.tokens),
-            };
-            let guess = grammar.next.guess().ok_or(why)?;
-            let why = format!(
-                "the model's prediction did not end within {tokens} tokens, after backing \
-                 off {backed_off} times from where it repeated itself"
-            );
-            return Ok(self.show_guess(context, current, action, guess, why, backed_off));
-        }
+        Ok((prompt, room.min(MAX_STATE_TOKENS)))
+    }
+
+    /// A finished decode as a prediction: its text read as an outcome, the callers of
+    /// a predicted state placed, the confidence per variable.
+    fn read_decoded(
+        &self,
+        context: &ProgramContext<M>,
+        current: &State,
+        decoded: &Decoded,
+        backed_off: usize,
+    ) -> Result<Prediction, PredictError> {
         let text = self
             .tokenizer
             .decode(&decoded.tokens)
@@ -384,11 +495,6 @@ impl<M: Decoder> Predictor<M> {
             context.text.place_callers(state);
         }
         let confidence = self.confidence(&decoded.tokens, &decoded.choices, &text, &outcome);
-        context.tail = outcome.state().map(|state| Tail {
-            state: state.clone(),
-            at: context.cache.len(),
-        });
-        context.footprints.record(current, action, outcome.state());
         Ok(Prediction {
             outcome,
             probability: decoded.choice_probability(),
@@ -455,6 +561,7 @@ impl<M: Decoder> Predictor<M> {
             if let Some(last) = &last {
                 // The replayed tokens were read as forced: their choices are the run's.
                 decoded.choices[..replay.len()].copy_from_slice(&last.choices[..replay.len()]);
+                decoded.runner_up[..replay.len()].copy_from_slice(&last.runner_up[..replay.len()]);
             }
             if decoded.stopped {
                 return Ok((decoded, backed_off));
@@ -794,7 +901,8 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         ];
         if let Some(exit) = exits.iter().find(|t| body.starts_with(**t)) {
             let spec = BodySpec::default();
-            return self.continue_body(Body::exit(&spec, exit), &body[exit.len()..]);
+            let written = tail(&bytes, &text, &body[exit.len()..]);
+            return self.continue_body(Body::exit(&spec, exit), written);
         }
         // A state: `EVENT LINE DEPTH FUNCTION`, the line's text, then its body.
         let mut parts = body.splitn(3, '\n');
@@ -802,7 +910,7 @@ impl<'a, M: Decoder> Grammar<'a, M> {
             let spec = self
                 .spec
                 .get_or_init(|| self.next.body_spec(header, at_start));
-            let allowed = self.continue_body(Body::state(spec), rest);
+            let allowed = self.continue_body(Body::state(spec), tail(&bytes, &text, rest));
             let arguments = self
                 .arguments
                 .get_or_init(|| self.next.bound_arguments(header))
@@ -853,10 +961,28 @@ impl<'a, M: Decoder> Grammar<'a, M> {
             frames: frames.as_deref(),
             flow: flow.as_ref(),
         };
+        // A function's name may hold characters that a token splits: those tokens are
+        // judged by their bytes, joined to any piece of a character the last one left.
+        let Some((whole, begun)) = crate::grammar::split_utf8(&bytes) else {
+            return Allowed::Only(Vec::new());
+        };
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
                 let (piece, is_special) = &p.token_text[id as usize];
-                !is_special && self.next.header_admits(&text, piece, &reach)
+                if *is_special {
+                    return false;
+                }
+                if begun.is_empty() && p.plain_len[id as usize].is_some() {
+                    return self.next.header_admits(whole, piece, &reach);
+                }
+                let joined = [begun, &p.token_bytes[id as usize]].concat();
+                match crate::grammar::split_utf8(&joined) {
+                    Some((piece, [])) => self.next.header_admits(whole, piece, &reach),
+                    Some((piece, begun)) => {
+                        self.next.header_admits_begun(whole, piece, begun, &reach)
+                    }
+                    None => false,
+                }
             })
             .collect();
         Allowed::Only(allowed)
@@ -897,9 +1023,9 @@ impl<'a, M: Decoder> Grammar<'a, M> {
     }
 
     /// Tokens that continue `body`, already fed `text`.
-    fn continue_body(&self, mut body: Body, text: &str) -> Allowed {
+    fn continue_body(&self, mut body: Body, written: &[u8]) -> Allowed {
         let p = self.predictor;
-        if !body.push_text(text) {
+        if !body.push_bytes(written) {
             return Allowed::Only(Vec::new());
         }
         if body.wants_section() {
@@ -908,10 +1034,10 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         let room = body.string_room();
         let mut allowed: Vec<u32> = (0..p.token_text.len() as u32)
             .filter(|&id| {
-                let (piece, is_special) = &p.token_text[id as usize];
+                let (_, is_special) = &p.token_text[id as usize];
                 match (room, p.plain_len[id as usize]) {
                     (Some(room), Some(len)) => len <= room,
-                    _ => !is_special && body.clone().push_str(piece),
+                    _ => !is_special && body.clone().push_bytes(&p.token_bytes[id as usize]),
                 }
             })
             .collect();

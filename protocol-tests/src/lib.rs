@@ -84,7 +84,13 @@ impl Schema {
                 });
                 let text = std::fs::read_to_string(&path)
                     .unwrap_or_else(|e| panic!("cannot read the DAP schema {}: {e}", path.display()));
-                let document: Value = serde_json::from_str(&text).expect("debugProtocol.json is JSON");
+                let mut document: Value = serde_json::from_str(&text).expect("debugProtocol.json is JSON");
+                // Our own requests, defined in the same style, checked the same way.
+                let ours: Value = serde_json::from_str(include_str!("../schema/neural-extensions.json"))
+                    .expect("neural-extensions.json is JSON");
+                for (name, definition) in ours["definitions"].as_object().expect("definitions") {
+                    document["definitions"][name] = definition.clone();
+                }
                 Arc::new(Schema { document, validators: Mutex::new(HashMap::new()) })
             })
             .clone()

@@ -425,3 +425,119 @@ fn deeply_nested_input_is_refused_clearly_and_the_adapter_goes_on() {
     client.finish();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn names_that_are_not_ascii_are_stepped_through() {
+    // Python 3 names are Unicode. A byte-level token may end inside a name's
+    // character; the decoding grammar once refused every state after `{"` then.
+    let dir = std::env::temp_dir().join(format!("neural-unicode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fläche.py");
+    std::fs::write(
+        &path,
+        "π = 3\ngröße = 2\n\n\ndef fläche(r):\n    ergebnis = π * r * r\n    return ergebnis\n\n\nσ = fläche(größe)\nprint(σ)\n",
+    )
+    .unwrap();
+    let mut client = launch(&path.display().to_string(), json!({}));
+    let mut stops = 0;
+    for _ in 0..6 {
+        match try_step(&mut client, "stepIn") {
+            Stepped::Stopped(_) => stops += 1,
+            Stepped::Ended => break,
+            Stepped::Refused(message) => panic!("a stepIn was refused: {message}"),
+        }
+    }
+    assert!(stops > 0, "no stop before the end");
+    client.finish();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_checkpoint_asking_for_absurd_sizes_is_refused_before_anything_is_allocated() {
+    // max_position_embeddings 10^12 once asked for 256 TB of rotary tables, and the
+    // allocation aborted the adapter with every session on it.
+    let dir = std::env::temp_dir().join(format!("neural-absurd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let real = PathBuf::from(checkpoint());
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(real.join("config.json")).unwrap()).unwrap();
+    config["max_position_embeddings"] = json!(1_000_000_000_000u64);
+    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    for file in ["model.safetensors", "tokenizer.json"] {
+        std::fs::copy(real.join(file), dir.join(file)).unwrap();
+    }
+    let mut client = Client::stdio();
+    client.ok("initialize", json!({ "adapterID": "neural" }));
+    client.event("initialized");
+    let args = |model: &Path| json!({ "program": program("nested.py"), "engine": "neural", "model": model.display().to_string() });
+    let message = client.fails("launch", args(&dir));
+    assert!(message.contains("max_position_embeddings"), "{message}");
+    // The same adapter launches the real checkpoint and steps.
+    let started = client.send("launch", args(&real));
+    client.ok("configurationDone", json!({}));
+    assert_eq!(client.response_to(started)["success"], json!(true));
+    client.event("stopped");
+    assert!(!matches!(
+        try_step(&mut client, "next"),
+        Stepped::Refused(_)
+    ));
+    client.finish();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn inverse_call_offers_inputs_with_their_probabilities() {
+    // "Which inputs give this?": from a stop inside outer's call, the candidates for
+    // the call that began the frame, each checked under Python.
+    let mut client = launch(&program("nested.py"), json!({ "call": "outer(2)" }));
+    // At the call itself the answer is what the stop shows, certain.
+    let body = client.ok("inverseCall", json!({}));
+    assert_eq!(body["candidates"][0]["call"], "outer(2)", "{body}");
+    assert_eq!(body["candidates"][0]["probability"], json!(null), "{body}");
+    assert!(matches!(try_step(&mut client, "next"), Stepped::Stopped(_)));
+    assert_eq!(client.top().0, "outer", "the test model steps inside outer");
+    let body = client.ok("inverseCall", json!({ "count": 3 }));
+    let candidates = body["candidates"].as_array().expect("candidates");
+    assert!(!candidates.is_empty() && candidates.len() <= 3, "{body}");
+    let mut last = f64::INFINITY;
+    for candidate in candidates {
+        assert_eq!(candidate["function"], "outer", "{candidate}");
+        assert_eq!(candidate["arguments"][0]["name"], "n", "{candidate}");
+        let p = candidate["probability"].as_f64().expect("a probability");
+        assert!(p > 0.0 && p <= last, "likeliest first: {body}");
+        last = p;
+        let call = candidate["call"]
+            .as_str()
+            .expect("outer is callable by name");
+        assert!(call.starts_with("outer("), "{candidate}");
+        // Checked: it reproduces the stop, or a note says what happened.
+        assert!(
+            candidate["reproduces"] == json!(true) || candidate["note"].is_string(),
+            "{candidate}"
+        );
+    }
+    // The same from the Debug Console, as text.
+    let shown = client.ok(
+        "evaluate",
+        json!({ "expression": ":inputs 2", "context": "repl", "frameId": 1 }),
+    );
+    assert!(
+        shown["result"].as_str().unwrap().starts_with("1. outer("),
+        "{shown}"
+    );
+    // Bad counts are refused by name, and the session goes on.
+    assert!(client
+        .fails("inverseCall", json!({ "count": 0 }))
+        .contains("count must be 1 to 10"));
+    assert!(client
+        .fails(
+            "evaluate",
+            json!({ "expression": ":inputs many", "context": "repl" })
+        )
+        .contains("number of candidates"));
+    assert!(!matches!(
+        try_step(&mut client, "stepIn"),
+        Stepped::Refused(_)
+    ));
+    client.finish();
+}

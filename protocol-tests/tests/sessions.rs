@@ -1058,3 +1058,52 @@ fn a_long_call_expression_reaches_python() {
     assert!(stderr.contains("TypeError"), "{stderr:.300}");
     client.finish();
 }
+
+#[test]
+fn the_traced_program_runs_under_a_memory_limit() {
+    // An 8 GiB allocation is refused by the address-space limit, whatever the machine
+    // would lend: the program sees MemoryError, and the adapter goes on.
+    let mut client = Client::stdio();
+    client.start(&program("greedy.py"), &[], json!({}));
+    assert!(client.step("continue").is_none());
+    assert_eq!(client.stdout(), "MemoryError\n");
+    assert_eq!(exit_code(&client), 0);
+    client.finish();
+}
+
+#[test]
+fn inverse_call_gives_the_recorded_inputs_and_refuses_the_module_frame() {
+    let mut client = Client::stdio();
+    client.start(&program("nested.py"), &[3, 9], json!({}));
+    // At the module's own code there is no call to ask about.
+    let refused = client.fails("inverseCall", json!({}));
+    assert!(refused.contains("module's own code"), "{refused}");
+    // Inside inner(0): the recorded run has one answer. inner is nested in outer, so
+    // it cannot be called by its name to check it.
+    client.step("continue");
+    assert_eq!(client.top(), ("inner".into(), 3));
+    let body = client.ok("inverseCall", json!({ "count": 5, "check": true }));
+    let candidates = body["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 1, "{body}");
+    assert_eq!(
+        candidates[0]["arguments"],
+        json!([{ "name": "x", "value": "0" }])
+    );
+    assert_eq!(
+        candidates[0]["probability"],
+        json!(null),
+        "exact: no probability"
+    );
+    assert_eq!(candidates[0]["call"], json!(null));
+    assert!(candidates[0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("nested function"));
+    // Inside outer: outer(3) is run under Python and reaches this very stop.
+    client.step("continue");
+    assert_eq!(client.top(), ("outer".into(), 9));
+    let body = client.ok("inverseCall", json!({}));
+    assert_eq!(body["candidates"][0]["call"], "outer(3)", "{body}");
+    assert_eq!(body["candidates"][0]["reproduces"], json!(true), "{body}");
+    client.finish();
+}

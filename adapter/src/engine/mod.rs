@@ -172,6 +172,20 @@ pub trait Engine: Send + Sync {
         self.predict(from, action)
     }
 
+    /// Up to `count` different answers to `action` from `from`, the likeliest first,
+    /// for questions with more than one right answer ("which inputs give this?" is
+    /// `inv_step_call`). None of them becomes a stop. An exact engine has one answer,
+    /// the default.
+    fn candidates(
+        &self,
+        from: &Position,
+        action: &Action,
+        count: usize,
+    ) -> Result<Vec<Prediction>, EngineError> {
+        let _ = count;
+        self.predict(from, action).map(|p| vec![p])
+    }
+
     /// Whether [`Engine::predict_stopping`] honours exception stops.
     fn finds_exceptions(&self) -> bool {
         false

@@ -246,6 +246,39 @@ impl Engine for NeuralEngine {
         true
     }
 
+    fn candidates(
+        &self,
+        from: &Position,
+        action: &Action,
+        count: usize,
+    ) -> Result<Vec<Prediction>, EngineError> {
+        let mut model = self
+            .model
+            .lock()
+            .map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
+        let Model {
+            predictor, context, ..
+        } = &mut *model;
+        let found = predictor
+            .candidates(context, &from.state, action, count)
+            .map_err(engine_error)?;
+        Ok(found
+            .into_iter()
+            .map(|prediction| {
+                let key = model.next_key;
+                model.next_key += 1;
+                Prediction {
+                    outcome: prediction.outcome,
+                    key,
+                    probability: Some(prediction.probability),
+                    confidence: Some(prediction.confidence),
+                    check: None,
+                    guess: None,
+                }
+            })
+            .collect())
+    }
+
     fn predict_quickly(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
         self.predict_with(
             from,

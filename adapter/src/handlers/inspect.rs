@@ -1,9 +1,11 @@
-//! threads, stackTrace, scopes, variables, evaluate, setVariable, exceptionInfo, source.
+//! threads, stackTrace, scopes, variables, evaluate, setVariable, exceptionInfo, source,
+//! and our inverseCall ("which inputs give this?").
 
 use super::Connection;
 use crate::client::SourcePoint;
+use crate::inputs;
 use crate::protocol::{Request, RequestError};
-use crate::request::SourceArguments;
+use crate::request::{InverseCallArguments, SourceArguments};
 use crate::view::{VariableView, View};
 use dap::requests::{
     EvaluateArguments, ScopesArguments, SetVariableArguments, StackTraceArguments,
@@ -127,11 +129,31 @@ fn variable_json(v: VariableView, typed: bool) -> Value {
     out
 }
 
-pub fn evaluate(
+/// The Debug Console's command for the inverse call: `:inputs` or `:inputs N`.
+const INPUTS_COMMAND: &str = ":inputs";
+
+pub async fn evaluate(
     conn: &mut Connection,
     request: &Request,
     args: EvaluateArguments,
 ) -> Result<(), RequestError> {
+    if let Some(rest) = args.expression.trim().strip_prefix(INPUTS_COMMAND) {
+        let count = match rest.trim() {
+            "" => inputs::DEFAULT_COUNT,
+            n => n.parse().map_err(|_| {
+                RequestError::failed(format!(
+                    "{INPUTS_COMMAND} takes a number of candidates (1 to {}), not {n:?}",
+                    inputs::MAX_COUNT
+                ))
+            })?,
+        };
+        let found = which_inputs(conn, count, true).await?;
+        conn.out.respond(
+            request,
+            Some(json!({ "result": inputs::render(&found), "variablesReference": 0 })),
+        );
+        return Ok(());
+    }
     if args.frame_id.is_some_and(|f| f != 1) {
         return Err(RequestError::failed(
             "not available: only the innermost frame's variables are recorded",
@@ -239,4 +261,40 @@ pub fn source(
         Some(json!({ "content": content, "mimeType": "text/x-python" })),
     );
     Ok(())
+}
+
+/// Our `inverseCall` request: which arguments could the current frame's call have had
+/// (see [`inputs`]).
+pub async fn inverse_call(
+    conn: &mut Connection,
+    request: &Request,
+    args: InverseCallArguments,
+) -> Result<(), RequestError> {
+    let count = args.count.unwrap_or(inputs::DEFAULT_COUNT);
+    if !(1..=inputs::MAX_COUNT).contains(&count) {
+        return Err(RequestError::failed(format!(
+            "count must be 1 to {}, not {count}",
+            inputs::MAX_COUNT
+        )));
+    }
+    let found = which_inputs(conn, count, args.check.unwrap_or(true)).await?;
+    conn.out
+        .respond(request, Some(json!({ "candidates": found })));
+    Ok(())
+}
+
+/// The candidates for the current stop, worked out off the async runtime.
+async fn which_inputs(
+    conn: &mut Connection,
+    count: usize,
+    check: bool,
+) -> Result<Vec<inputs::Candidate>, RequestError> {
+    conn.view()?; // stopped, and not ended
+    let session = conn.session()?;
+    tokio::task::spawn_blocking(move || {
+        let session = session.lock().unwrap_or_else(|e| e.into_inner());
+        inputs::which_inputs(&session, count, check).map_err(RequestError::failed)
+    })
+    .await
+    .map_err(|e| RequestError::failed(format!("the engine stopped unexpectedly: {e}")))?
 }

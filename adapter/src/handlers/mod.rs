@@ -116,10 +116,11 @@ impl Connection {
             Command::StackTrace(args) => inspect::stack_trace(self, request, args),
             Command::Scopes(args) => inspect::scopes(self, request, args),
             Command::Variables(args) => inspect::variables(self, request, args),
-            Command::Evaluate(args) => inspect::evaluate(self, request, args),
+            Command::Evaluate(args) => inspect::evaluate(self, request, args).await,
             Command::SetVariable(args) => inspect::set_variable(self, request, args).await,
             Command::ExceptionInfo(_) => inspect::exception_info(self, request),
             Command::Source(args) => inspect::source(self, request, args),
+            Command::InverseCall(args) => inspect::inverse_call(self, request, args).await,
         }
     }
 

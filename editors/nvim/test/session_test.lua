@@ -3,7 +3,7 @@
 -- stepBack, reverseContinue, variables, program output, the end of the session.
 -- Run: nvim --headless --clean -l editors/nvim/test/session_test.lua /path/to/neural-dap
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
-package.path = table.concat({ here .. '/?.lua', package.path }, ';')
+package.path = table.concat({ here .. '/?.lua', here .. '/../lua/?/init.lua', package.path }, ';')
 local H = require('harness')
 local Client = require('dap_client')
 
@@ -77,6 +77,13 @@ H.check('continue hits the breakpoint in twice() with x = 3', function()
   H.eq(view.variables.x, '3', 'x')
   H.eq(view.frames[2] and { view.frames[2].name, view.frames[2].line }, { '<module>', 12 }, 'caller frame')
   at_breakpoint = view
+end)
+
+H.check('inverseCall at the breakpoint gives twice(3), which reproduces it under Python', function()
+  local response = client:request('inverseCall', { count = 3 }, TIMEOUT)
+  assert(response.success, 'inverseCall failed: ' .. tostring(response.message))
+  local nd = require('neural_debugger')
+  H.eq(nd.format_candidates(response.body.candidates), { '1. twice(3)  reproduces this state under Python' }, 'shown')
 end)
 
 H.check('next steps over add() to line 8 with y = 6', function()

@@ -17,6 +17,20 @@ local stub = {
   reverse_continue = function()
     table.insert(calls, 'reverse_continue')
   end,
+  -- The session of a stop inside fib(); it answers inverseCall as neural-dap does.
+  session = function()
+    return {
+      request = function(_, command, arguments, callback)
+        table.insert(calls, { command, arguments })
+        callback(nil, {
+          candidates = {
+            { ['function'] = 'fib', line = 2, arguments = { { name = 'n', value = '3' } }, call = 'fib(3)', probability = 0.43, reproduces = true, note = vim.NIL },
+            { ['function'] = 'inner', line = 5, arguments = { { name = 'x', value = '0' } }, call = vim.NIL, probability = 0.00002, reproduces = vim.NIL, note = 'not checked: a nested function' },
+          },
+        })
+      end,
+    }
+  end,
 }
 package.loaded['dap'] = stub
 
@@ -91,6 +105,18 @@ H.check(':NeuralStepBack and :NeuralReverseContinue call nvim-dap', function()
   vim.cmd('NeuralStepBack')
   vim.cmd('NeuralReverseContinue')
   H.eq(calls, { 'step_back', 'reverse_continue' }, 'calls')
+end)
+
+H.check(':NeuralInputs asks the session for inverseCall and shows the candidates', function()
+  calls, notes = {}, {}
+  vim.cmd('NeuralInputs 2')
+  H.eq(calls, { { 'inverseCall', { count = 2 } } }, 'request')
+  H.eq(#notes, 1, 'notifications')
+  H.eq(
+    notes[1].msg,
+    'Which inputs give this state?\n1. fib(3)  p=0.43  reproduces this state under Python\n2. inner(x=0)  p=2.0e-05  (not checked: a nested function)',
+    'shown'
+  )
 end)
 
 H.check('a missing adapter is reported with what to do', function()

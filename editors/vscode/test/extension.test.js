@@ -26,6 +26,12 @@ function fakeVscode(settings) {
         return { dispose() {} };
       },
     },
+    commands: {
+      registerCommand(name, handler) {
+        registered[`command:${name}`] = handler;
+        return { dispose() {} };
+      },
+    },
     workspace: {
       getConfiguration(section) {
         assert.equal(section, 'neural');
@@ -53,7 +59,8 @@ function activate(settings, extensionPath) {
   const vscode = fakeVscode(settings);
   const context = { extensionPath, subscriptions: [] };
   loadExtension(vscode).activate(context);
-  assert.equal(context.subscriptions.length, 1);
+  assert.equal(context.subscriptions.length, 2);
+  assert.equal(typeof vscode.registered['command:neural.whichInputs'], 'function');
   return vscode.registered.neural;
 }
 

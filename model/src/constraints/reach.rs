@@ -165,6 +165,28 @@ impl NextState<'_> {
         }
     }
 
+    /// Whether the header may go on with `piece` and then a character that begins with
+    /// the bytes `begun` (a token ended inside it): one of the program's own
+    /// characters, since a header holds nothing else.
+    pub fn header_admits_begun(
+        &self,
+        text: &str,
+        piece: &str,
+        begun: &[u8],
+        reach: &Reach,
+    ) -> bool {
+        let chars: BTreeSet<char> = self
+            .program
+            .lines
+            .iter()
+            .flat_map(|line| line.chars())
+            .filter(|c| c.encode_utf8(&mut [0; 4]).as_bytes().starts_with(begun))
+            .collect();
+        chars
+            .into_iter()
+            .any(|c| self.header_admits(text, &format!("{piece}{c}"), reach))
+    }
+
     /// A state's header is `LINE DEPTH FUNCTION` with a line of the program, a depth
     /// the action can reach and the function that line belongs to; the next line is
     /// that line's text, exactly.

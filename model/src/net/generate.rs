@@ -19,6 +19,10 @@ pub struct Decoded {
     /// Each token's log-probability among the tokens the constraint allowed there (0
     /// where it allowed one): how sure the model was of what it chose.
     pub choices: Vec<f32>,
+    /// Where the model chose among several tokens: the best one it did not take and
+    /// that token's log-probability among the allowed ones (where a search for other
+    /// likely predictions can branch off).
+    pub runner_up: Vec<Option<(u32, f32)>>,
     /// True if decoding ended on a stop token (which is included in `tokens`).
     pub stopped: bool,
 }
@@ -65,6 +69,7 @@ pub fn greedy<M: Decoder>(
         tokens: Vec::new(),
         logprobs: Vec::new(),
         choices: Vec::new(),
+        runner_up: Vec::new(),
         read: 0,
         next: Vec::new(),
     };
@@ -73,6 +78,7 @@ pub fn greedy<M: Decoder>(
             tokens: Vec::new(),
             logprobs: Vec::new(),
             choices: Vec::new(),
+            runner_up: Vec::new(),
             stopped: false,
         });
     }
@@ -83,6 +89,7 @@ pub fn greedy<M: Decoder>(
             Allowed::Only(ids) if ids.len() == 1 && run.tokens.len() > run.read => {
                 run.tokens.push(ids[0]);
                 run.choices.push(0.0);
+                run.runner_up.push(None);
             }
             _ => {
                 run.read_up_to(run.tokens.len())?;
@@ -90,6 +97,7 @@ pub fn greedy<M: Decoder>(
                 run.tokens.push(token);
                 run.logprobs.push(logprob);
                 run.choices.push(chosen_among(&run.next, &allowed, token));
+                run.runner_up.push(runner_up(&run.next, &allowed, token));
             }
         }
         let last = *run.tokens.last().expect("a token was just pushed");
@@ -110,6 +118,7 @@ pub fn greedy<M: Decoder>(
         tokens: run.tokens,
         logprobs: run.logprobs,
         choices: run.choices,
+        runner_up: run.runner_up,
         stopped,
     })
 }
@@ -129,6 +138,22 @@ fn chosen_among(logits: &[f32], allowed: &Allowed, token: u32) -> f32 {
     }
 }
 
+/// The best allowed token other than `taken`, and its log-probability among the
+/// allowed tokens; `None` if `taken` was the only one.
+fn runner_up(logits: &[f32], allowed: &Allowed, taken: u32) -> Option<(u32, f32)> {
+    let others = |(i, _): &(usize, f32)| *i != taken as usize;
+    let best = match allowed {
+        Allowed::Any => argmax(logits.iter().copied().enumerate().filter(others)),
+        Allowed::Only(ids) => argmax(
+            ids.iter()
+                .filter(|&&id| (id as usize) < logits.len())
+                .map(|&id| (id as usize, logits[id as usize]))
+                .filter(others),
+        ),
+    };
+    best.map(|(i, _)| (i as u32, chosen_among(logits, allowed, i as u32)))
+}
+
 /// The state of one greedy decode: `tokens[..read]` are in the cache, `next` is the
 /// distribution for `tokens[read]`, and `logprobs` scores a prefix of `tokens`.
 struct Run<'a, M: Decoder> {
@@ -137,6 +162,7 @@ struct Run<'a, M: Decoder> {
     tokens: Vec<u32>,
     logprobs: Vec<f32>,
     choices: Vec<f32>,
+    runner_up: Vec<Option<(u32, f32)>>,
     read: usize,
     next: Vec<f32>,
 }
@@ -228,5 +254,19 @@ mod tests {
         assert!((among - (2.0f32.exp() / z).ln()).abs() < 1e-6);
         assert_eq!(chosen_among(&logits, &Allowed::Only(vec![2]), 2), 0.0);
         assert_eq!(chosen_among(&logits, &Allowed::Any, 1), score(&logits, 1));
+    }
+
+    #[test]
+    fn the_runner_up_is_the_best_other_allowed_token() {
+        let logits = [1.0f32, 3.0, 2.0];
+        let (t, lp) = runner_up(&logits, &Allowed::Any, 1).unwrap();
+        assert_eq!(t, 2);
+        assert_eq!(lp, score(&logits, 2));
+        let only = Allowed::Only(vec![0, 1]);
+        assert_eq!(
+            runner_up(&logits, &only, 1).unwrap(),
+            (0, chosen_among(&logits, &only, 0))
+        );
+        assert_eq!(runner_up(&logits, &Allowed::Only(vec![1]), 1), None);
     }
 }

@@ -42,7 +42,15 @@ impl ProgramModel {
             flow: Flow::of(source),
             parameters,
             layout,
-            identifiers: layout::identifiers(source).into_iter().collect(),
+            // A comment's words are no names (a comment line, wherever it stands,
+            // binds nothing: inside a string its words are text).
+            identifiers: source
+                .lines()
+                .filter(|line| !line.trim_start().starts_with('#'))
+                .flat_map(layout::identifiers)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
             rebinds_from_afar: source
                 .lines()
                 .any(|line| layout::words(line).any(|w| w == "global" || w == "nonlocal")),
@@ -211,6 +219,18 @@ impl ProgramModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_the_codes_words_not_a_comments() {
+        let model = ProgramModel::of(
+            "# keys and classes
+π = 1  # pi
+    # indented note
+x = π
+",
+        );
+        assert_eq!(model.identifiers, ["pi", "x", "π"]);
+    }
 
     #[test]
     fn a_line_may_call_what_it_names_and_what_those_call() {

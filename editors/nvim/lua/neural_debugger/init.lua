@@ -1,6 +1,7 @@
 -- Neural Python Debugger for nvim-dap: registers the `neural` adapter (neural-dap over
--- stdio), Python launch configurations of type `neural`, and commands for the reverse
--- steps nvim-dap already implements (dap.step_back, dap.reverse_continue).
+-- stdio), Python launch configurations of type `neural`, commands for the reverse
+-- steps nvim-dap already implements (dap.step_back, dap.reverse_continue), and
+-- :NeuralInputs, which asks the adapter which inputs give the current state.
 local M = {}
 
 M.defaults = {
@@ -65,6 +66,58 @@ local function adapter_command(path)
   return expanded
 end
 
+local function probability_text(p)
+  if p >= 0.01 or p == 0 then
+    return string.format('%.2f', p)
+  end
+  return string.format('%.1e', p)
+end
+
+--- The candidates of an `inverseCall` response as lines: the call, its probability,
+--- and whether Python reproduced the stop with it.
+---@param candidates table[]
+---@return string[]
+function M.format_candidates(candidates)
+  local lines = {}
+  for i, c in ipairs(candidates) do
+    local call = c.call
+    if call == nil or call == vim.NIL then
+      local written = {}
+      for _, a in ipairs(c.arguments) do
+        table.insert(written, a.name .. '=' .. a.value)
+      end
+      call = c['function'] .. '(' .. table.concat(written, ', ') .. ')'
+    end
+    local line = string.format('%d. %s', i, call)
+    if type(c.probability) == 'number' then
+      line = line .. '  p=' .. probability_text(c.probability)
+    end
+    if c.reproduces == true then
+      line = line .. '  reproduces this state under Python'
+    elseif type(c.note) == 'string' then
+      line = line .. '  (' .. c.note .. ')'
+    end
+    table.insert(lines, line)
+  end
+  return lines
+end
+
+local function which_inputs(dap, count)
+  local session = dap.session()
+  if not session then
+    notify('no debug session: start one and stop inside a call first', vim.log.levels.WARN)
+    return
+  end
+  session:request('inverseCall', { count = count }, function(err, body)
+    if err then
+      notify('which inputs give this? ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local lines = M.format_candidates(body.candidates)
+    vim.notify('Which inputs give this state?\n' .. table.concat(lines, '\n'), vim.log.levels.INFO)
+  end)
+end
+
 local function define_commands(dap)
   vim.api.nvim_create_user_command('NeuralStepBack', function()
     dap.step_back()
@@ -72,6 +125,10 @@ local function define_commands(dap)
   vim.api.nvim_create_user_command('NeuralReverseContinue', function()
     dap.reverse_continue()
   end, { desc = 'Neural debugger: run backwards to the previous breakpoint hit' })
+  vim.api.nvim_create_user_command('NeuralInputs', function(cmd)
+    local count = tonumber(cmd.args) or 3
+    which_inputs(dap, count)
+  end, { nargs = '?', desc = 'Neural debugger: which inputs give this state? (candidate calls, checked under Python)' })
 end
 
 --- Registers the adapter, the configurations and the commands with nvim-dap.
