@@ -159,7 +159,7 @@ fn call_expression(program: &Program, call: &State) -> Option<String> {
 fn is_repr(value: &str) -> bool {
     value.starts_with('<')
         || neural_model::entry::literal_repr(value).is_ok()
-        || crate::pyrepr::Repr::parse(value).kind != crate::pyrepr::Kind::Atom
+        || neural_model::repr::Repr::parse(value).kind != neural_model::repr::Kind::Atom
 }
 
 /// Whether the call `expression`, run under the tracer, passes through `target` in

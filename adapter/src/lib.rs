@@ -31,7 +31,6 @@ pub mod framing;
 pub mod handlers;
 pub mod inputs;
 pub mod protocol;
-pub mod pyrepr;
 pub mod request;
 pub mod server;
 pub mod session;

@@ -5,8 +5,8 @@
 //! Handles (`variablesReference`) live as long as one stop: a new [`View`] is made
 //! each time the program stops, as DAP requires.
 
-use crate::pyrepr::{type_name, Access, Kind, Repr};
 use indexmap::IndexMap;
+use neural_model::repr::{type_name, Access, Kind, Repr};
 use neural_model::{Event, State};
 use std::collections::HashMap;
 

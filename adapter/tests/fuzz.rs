@@ -8,7 +8,7 @@
 //!   NEURAL_FUZZ_EXECS=10000000 cargo test --release -p neural-dap --test fuzz -- --nocapture
 
 use neural_dap::framing::FrameReader;
-use neural_dap::pyrepr::Repr;
+use neural_model::repr::Repr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Inputs that mutations start from: one of each shape the parsers meet.
@@ -140,7 +140,7 @@ fn exercise(runtime: &tokio::runtime::Runtime, bytes: &[u8], parse_tree: bool) {
     for child in repr.children() {
         let _ = child.value.children();
     }
-    let _ = neural_dap::pyrepr::type_name(&text);
+    let _ = neural_model::repr::type_name(&text);
     let _ = neural_model::entry::literal_repr(&text);
     let _ = neural_model::entry::elements(&text);
     let _ = neural_model::entry::dict_items(&text);

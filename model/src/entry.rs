@@ -4,7 +4,8 @@
 //! arguments bound. Arguments (and module-level constants, shown as globals) must be
 //! Python literals; their reprs are written as Python writes them.
 
-use crate::program::lexer::{code_chars, without_comment};
+use crate::program::lexer::without_comment;
+use crate::repr::{Kind, Repr};
 use crate::state::{Event, State, Vars};
 
 /// The state a run of `source` (or of `call` on it) starts at.
@@ -363,11 +364,6 @@ pub fn elements(repr: &str) -> Option<Vec<String>> {
     if repr.contains('…') {
         return None;
     }
-    let inner = |open: char, close: char| {
-        repr.strip_prefix(open)
-            .and_then(|r| r.strip_suffix(close))
-            .map(split_top)
-    };
     if let Some(args) = repr
         .strip_prefix("range(")
         .and_then(|r| r.strip_suffix(')'))
@@ -392,21 +388,12 @@ pub fn elements(repr: &str) -> Option<Vec<String>> {
         return (count <= 10_000)
             .then(|| (0..count).map(|k| (start + k * step).to_string()).collect());
     }
-    if repr.starts_with('[') {
-        return inner('[', ']');
-    }
-    if repr.starts_with('(') {
-        return inner('(', ')');
-    }
-    if repr.starts_with('{') {
-        let items = inner('{', '}')?;
-        return items
-            .iter()
-            .map(|item| match top_level_colon(item) {
-                Some(at) => Some(item[..at].trim().to_string()),
-                None => Some(item.clone()),
-            })
-            .collect();
+    match Repr::parse(repr).kind {
+        Kind::List(items) | Kind::Tuple(items) | Kind::Set(items) => {
+            return Some(items.into_iter().map(|item| item.text).collect())
+        }
+        Kind::Dict(entries) => return Some(entries.into_iter().map(|(key, _)| key.text).collect()),
+        Kind::Object(_) | Kind::Atom => {}
     }
     let quote = repr.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
     if !repr.contains('\\') {
@@ -426,24 +413,10 @@ pub fn dict_items(repr: &str) -> Option<Vec<(String, String)>> {
     if repr.contains('…') {
         return None;
     }
-    let inner = repr.trim().strip_prefix('{')?.strip_suffix('}')?;
-    split_top(inner)
-        .iter()
-        .map(|item| {
-            let at = top_level_colon(item)?;
-            Some((
-                item[..at].trim().to_string(),
-                item[at + 1..].trim().to_string(),
-            ))
-        })
-        .collect()
-}
-
-/// The first `:` of `text` outside strings and brackets (a dict item's separator).
-fn top_level_colon(text: &str) -> Option<usize> {
-    code_chars(text)
-        .find(|&(_, c, depth)| c == ':' && depth == 0)
-        .map(|(at, _, _)| at)
+    match Repr::parse(repr).kind {
+        Kind::Dict(entries) => Some(entries.into_iter().map(|(k, v)| (k.text, v.text)).collect()),
+        _ => None,
+    }
 }
 
 /// The deepest nesting of brackets a literal may have: CPython's own limit (its

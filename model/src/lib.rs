@@ -12,7 +12,8 @@
 //!   process group and limits it runs under).
 //! - The program's text, without Python: [`program`] (the program model: lexer, frame
 //!   layout, flow, prints, syntax, executable lines), [`entry`] (the first state of a
-//!   script or a call; literals and reprs).
+//!   script or a call; literals), [`repr`] (reprs read back into their parts, for the
+//!   variables view and for what a loop yields).
 //! - The trace language: [`language`] (rendering and parsing states and actions),
 //!   [`grammar`] (the shape a predicted state's text may take, character by character).
 //! - What the next state may say: [`constraints`] (the decoding rules, read from the
@@ -42,6 +43,7 @@ pub mod language;
 pub mod net;
 pub mod program;
 pub mod progress;
+pub mod repr;
 pub mod sandbox;
 pub mod state;
 #[cfg(feature = "neural")]

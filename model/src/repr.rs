@@ -1,5 +1,6 @@
-//! Read back the `repr()` strings the tracer recorded, so that containers and objects
-//! can be expanded into children in the variables view.
+//! Read back the `repr()` strings the tracer recorded (or a model predicted), so that
+//! containers and objects can be expanded into children in the variables view, and
+//! the items a loop over a value yields can be known.
 //!
 //! Handles what the tracer writes: literals, lists, tuples, dicts, sets, frozensets,
 //! objects as `Name(field=value, ...)` and `<...>` placeholders. A repr cut at the
@@ -8,7 +9,7 @@
 //! value nested deeper than Python's 200 brackets: the parser recurses, and a
 //! hostile repr must not overflow the stack.
 
-use neural_model::entry::MAX_NESTING;
+use crate::entry::MAX_NESTING;
 
 /// A parsed repr: its text and, for containers and objects, its parts.
 #[derive(Clone, Debug, PartialEq)]
