@@ -509,7 +509,8 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep12]: [TrainConfig; 7] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep12, deep12_s12]: [TrainConfig;
+            8] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
@@ -517,6 +518,7 @@ mod tests {
             include_str!("../../configs/deep8-s2.toml"),
             include_str!("../../configs/deep8-s3.toml"),
             include_str!("../../configs/deep12.toml"),
+            include_str!("../../configs/deep12-s12.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
         for other in [
@@ -527,6 +529,7 @@ mod tests {
             &deep8_s2,
             &deep8_s3,
             &deep12,
+            &deep12_s12,
         ] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
@@ -550,6 +553,11 @@ mod tests {
             ..deep12.model.clone()
         };
         assert_eq!(format!("{as_deep8:?}"), format!("{:?}", deep8.model));
+        // Its second leg continues it on the same shape.
+        assert_eq!(
+            format!("{:?}", deep12_s12.model),
+            format!("{:?}", deep12.model)
+        );
     }
 
     #[test]
