@@ -20,7 +20,8 @@ class NeuralAdapterFactory implements vscode.DebugAdapterDescriptorFactory {
       // VS Code shows this message to the user and does not start the session.
       throw new Error(found.message);
     }
-    return new vscode.DebugAdapterExecutable(found.path, []);
+    const args = vscode.workspace.getConfiguration('neural', session.workspaceFolder).get<string[]>('adapterArgs', []);
+    return new vscode.DebugAdapterExecutable(found.path, args);
   }
 }
 

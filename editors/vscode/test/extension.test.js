@@ -76,6 +76,8 @@ test('the factory starts the adapter named by neural.adapterPath', () => {
   const descriptor = factory.createDebugAdapterDescriptor(session);
   assert.equal(descriptor.command, adapter);
   assert.deepEqual(descriptor.args, []);
+  const logged = activate({ adapterPath: adapter, adapterArgs: ['--log', '/tmp/x.log'] }, dir);
+  assert.deepEqual(logged.createDebugAdapterDescriptor(session).args, ['--log', '/tmp/x.log']);
 });
 
 test('the factory uses the bundled bin/neural-dap when the setting is empty', () => {
