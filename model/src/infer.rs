@@ -662,6 +662,12 @@ impl<M: Decoder> Predictor<M> {
         let lines = match action {
             Action::Breakpoint(lines) => Some(lines),
             Action::Continue if stops.any() => None,
+            // A jump to the end that runs away (often in the stdout of a long run) is
+            // walked instead, step by step, like a breakpoint that is never hit.
+            Action::Continue => match self.predict_one(context, current, action) {
+                Err(PredictError::TooLong { .. } | PredictError::Malformed { .. }) => None,
+                jumped => return jumped,
+            },
             _ => return self.predict_one(context, current, action),
         };
         let walked = walk(current, lines, stops, |at| {
@@ -689,11 +695,41 @@ impl<M: Decoder> Predictor<M> {
                 at,
                 stdout,
                 probability,
-            } => {
-                let jump = self.predict_one(context, &at, action)?;
-                let probability = probability * jump.probability;
-                (jump, stdout, probability)
-            }
+            } => match self.predict_one(context, &at, action) {
+                Ok(jump) => {
+                    let probability = probability * jump.probability;
+                    (jump, stdout, probability)
+                }
+                // The jump ran away or did not parse: stop where the walk got to, so
+                // that the next Continue walks on from there.
+                Err(error @ (PredictError::TooLong { .. } | PredictError::Malformed { .. })) => {
+                    let why = match error {
+                        PredictError::TooLong { .. } => "its prediction ran away",
+                        _ => "its prediction did not parse",
+                    };
+                    context.tail = None;
+                    context.footprints = Footprints::default();
+                    // (What `at` printed is in the walk's stdout already.)
+                    let state = State {
+                        stdout: String::new(),
+                        ..at
+                    };
+                    let stopped = Prediction {
+                        outcome: Outcome::State { state },
+                        probability,
+                        confidence: IndexMap::new(),
+                        text: String::new(),
+                        backed_off: 0,
+                        guess: Some(format!(
+                            "the model could not predict the rest of the way ({why}); shown \
+                             instead is where its step-by-step prediction got to: continue again \
+                             to go on from here"
+                        )),
+                    };
+                    (stopped, stdout, probability)
+                }
+                Err(error) => return Err(error),
+            },
         };
         prediction.probability = probability;
         // Everything printed since `current`; the episode in the cache ends with the
