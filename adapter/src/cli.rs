@@ -197,20 +197,7 @@ impl Command {
                 }
                 _ => Err("set needs a name and a Python value, e.g. set x 5".into()),
             },
-            "inputs" => match arg() {
-                None => Ok(Command::Inputs(crate::inputs::DEFAULT_COUNT)),
-                Some(n) => n
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=crate::inputs::MAX_COUNT).contains(n))
-                    .map(Command::Inputs)
-                    .ok_or_else(|| {
-                        format!(
-                            "inputs takes a number from 1 to {}",
-                            crate::inputs::MAX_COUNT
-                        )
-                    }),
-            },
+            "inputs" => crate::inputs::written_count(rest).map(Command::Inputs),
             "restart" => bare(Command::Restart),
             "h" | "help" | "?" => Ok(Command::Help),
             "q" | "quit" | "exit" => bare(Command::Quit),

@@ -41,6 +41,26 @@ pub struct Argument {
     pub value: String,
 }
 
+/// `count` if it is a number of candidates one request may ask for.
+pub fn checked_count(count: usize) -> Result<usize, String> {
+    if (1..=MAX_COUNT).contains(&count) {
+        Ok(count)
+    } else {
+        Err(format!("count must be 1 to {MAX_COUNT}, not {count}"))
+    }
+}
+
+/// The count written after `inputs` in the Debug Console or the terminal (nothing:
+/// [`DEFAULT_COUNT`]).
+pub fn written_count(text: &str) -> Result<usize, String> {
+    match text.trim() {
+        "" => Ok(DEFAULT_COUNT),
+        n => checked_count(n.parse().map_err(|_| {
+            format!("inputs takes a number of candidates (1 to {MAX_COUNT}), not {n:?}")
+        })?),
+    }
+}
+
 /// Up to `count` calls that may have led to the current stop, the likeliest first;
 /// with `check`, each run under the tracer (blocking: decodes and Python runs).
 pub fn which_inputs(
@@ -72,7 +92,6 @@ pub fn which_inputs(
             check,
         )]);
     }
-    let count = count.clamp(1, MAX_COUNT);
     // Twice as many as wanted: answers that differ only outside the arguments (the
     // globals, the stack) are one candidate.
     let answers = session

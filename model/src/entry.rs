@@ -62,20 +62,52 @@ pub fn entry_state(source: &str, call: Option<&str>) -> Result<State, String> {
     ))
 }
 
+/// One parameter of a `def`, as a call passes it.
+enum Parameter {
+    /// Before any `*`: by position.
+    Positional(String),
+    /// After `*` or `*args`: by name.
+    KeywordOnly(String),
+    /// `*args`.
+    Star(String),
+    /// `**kwargs`.
+    DoubleStar(String),
+}
+
+/// The parameters of the `def` on `line` (1-based), in the order written; `None` if
+/// that line starts no `def`.
+fn parameters(source: &str, line: u32) -> Option<Vec<Parameter>> {
+    let mut keyword_only = false;
+    let mut found = Vec::new();
+    for param in split_top(&signature_at(source, line)?) {
+        let name = param.split([':', '=']).next().unwrap_or("").trim();
+        if let Some(kwargs) = name.strip_prefix("**") {
+            found.push(Parameter::DoubleStar(kwargs.trim().to_string()));
+        } else if let Some(args) = name.strip_prefix('*') {
+            keyword_only = true;
+            if !args.trim().is_empty() {
+                found.push(Parameter::Star(args.trim().to_string()));
+            }
+        } else if !name.is_empty() && name != "/" {
+            found.push(match keyword_only {
+                true => Parameter::KeywordOnly(name.to_string()),
+                false => Parameter::Positional(name.to_string()),
+            });
+        }
+    }
+    Some(found)
+}
+
 /// The parameter names of the function whose `def` is on `line` (1-based), in the
 /// order its frame holds them: positional ones, keyword-only ones, then `*args` and
 /// `**kwargs` by their names. `None` if that line starts no `def`.
 pub fn parameter_names(source: &str, line: u32) -> Option<Vec<String>> {
-    let signature = signature_at(source, line)?;
     let (mut plain, mut star, mut double) = (Vec::new(), None, None);
-    for param in split_top(&signature) {
-        let name = param.split([':', '=']).next().unwrap_or("").trim();
-        if let Some(kwargs) = name.strip_prefix("**") {
-            double = Some(kwargs.trim().to_string());
-        } else if let Some(args) = name.strip_prefix('*') {
-            star = Some(args.trim().to_string()).filter(|a| !a.is_empty());
-        } else if !name.is_empty() && name != "/" {
-            plain.push(name.to_string());
+    for param in parameters(source, line)? {
+        match param {
+            Parameter::Positional(name) | Parameter::KeywordOnly(name) => plain.push(name),
+            Parameter::Star(name) => star = Some(name),
+            Parameter::DoubleStar(name) => double = Some(name),
         }
     }
     plain.extend(star);
@@ -83,46 +115,44 @@ pub fn parameter_names(source: &str, line: u32) -> Option<Vec<String>> {
     Some(plain)
 }
 
-/// The call of `function`, whose `def` is on `line`, that binds its parameters to the
-/// reprs in `locals` (a call state's locals): `f(1, [2], *(3,), key=4, **{})`.
-/// `None` where a parameter has no value there, or the function is not defined at the
-/// module's top level (a method or a nested function cannot be called by its name).
+/// The line of the `def` whose call stands on `line`: that line, or the first below
+/// it that is not a decorator (a decorated function's call stands on its first
+/// decorator).
+pub fn def_line(lines: &[&str], line: u32) -> Option<u32> {
+    (line..line + 20).find(|&l| {
+        lines
+            .get((l as usize).wrapping_sub(1))
+            .is_some_and(|t| !t.trim_start().starts_with('@'))
+    })
+}
+
+/// The call of `function`, whose call state stands on `line`, that binds its
+/// parameters to the reprs in `locals` (a call state's locals): `f(1, [2], *(3,),
+/// key=4, **{})`. `None` where a parameter has no value there, or the function is not
+/// defined at the module's top level (a method or a nested function cannot be called
+/// by its name).
 pub fn call_expression(
     source: &str,
     line: u32,
     function: &str,
     locals: &crate::state::Vars,
 ) -> Option<String> {
-    // A decorated function's call stands on its first decorator.
     let lines: Vec<&str> = source.lines().collect();
-    let def = (line..line + 20).find(|&l| {
-        lines
-            .get((l as usize).wrapping_sub(1))
-            .is_some_and(|t| !t.trim_start().starts_with('@'))
-    })?;
+    let def = def_line(&lines, line)?;
     if lines[def as usize - 1].starts_with(char::is_whitespace) {
         return None;
     }
-    let mut arguments = Vec::new();
-    let mut keyword_only = false;
-    for param in split_top(&signature_at(source, def)?) {
-        let name = param.split([':', '=']).next().unwrap_or("").trim();
-        if let Some(kwargs) = name.strip_prefix("**") {
-            arguments.push(format!("**{}", locals.get(kwargs.trim())?));
-        } else if let Some(args) = name.strip_prefix('*') {
-            keyword_only = true;
-            if !args.trim().is_empty() {
-                arguments.push(format!("*{}", locals.get(args.trim())?));
-            }
-        } else if !name.is_empty() && name != "/" {
-            let value = locals.get(name)?;
-            arguments.push(if keyword_only {
-                format!("{name}={value}")
-            } else {
-                value.clone()
-            });
-        }
-    }
+    let arguments = parameters(source, def)?
+        .into_iter()
+        .map(|param| {
+            Some(match param {
+                Parameter::Positional(name) => locals.get(&name)?.clone(),
+                Parameter::KeywordOnly(name) => format!("{name}={}", locals.get(&name)?),
+                Parameter::Star(name) => format!("*{}", locals.get(&name)?),
+                Parameter::DoubleStar(name) => format!("**{}", locals.get(&name)?),
+            })
+        })
+        .collect::<Option<Vec<String>>>()?;
     Some(format!("{function}({})", arguments.join(", ")))
 }
 

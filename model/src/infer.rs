@@ -1004,15 +1004,19 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         };
         let allowed = (0..p.token_text.len() as u32)
             .filter(|&id| {
-                let (piece, is_special) = &p.token_text[id as usize];
+                let (_, is_special) = &p.token_text[id as usize];
                 if *is_special {
                     return false;
                 }
-                if begun.is_empty() && p.plain_len[id as usize].is_some() {
-                    return self.next.header_admits(whole, piece, &reach);
-                }
-                let joined = [begun, &p.token_bytes[id as usize]].concat();
-                match crate::grammar::split_utf8(&joined) {
+                let own = &p.token_bytes[id as usize];
+                let joined;
+                let bytes = if begun.is_empty() {
+                    own.as_slice()
+                } else {
+                    joined = [begun, own].concat();
+                    &joined
+                };
+                match crate::grammar::split_utf8(bytes) {
                     Some((piece, [])) => self.next.header_admits(whole, piece, &reach),
                     Some((piece, begun)) => {
                         self.next.header_admits_begun(whole, piece, begun, &reach)

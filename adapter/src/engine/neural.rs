@@ -33,6 +33,26 @@ struct Model {
     real: HashMap<u64, u64>,
 }
 
+impl Model {
+    /// A key no position of this session has had.
+    fn fresh_key(&mut self) -> u64 {
+        self.next_key += 1;
+        self.next_key - 1
+    }
+
+    /// The predictor's answer as the engine's, under a fresh key (not checked).
+    fn keyed(&mut self, prediction: neural_model::infer::Prediction) -> Prediction {
+        Prediction {
+            outcome: prediction.outcome,
+            key: self.fresh_key(),
+            probability: Some(prediction.probability),
+            confidence: Some(prediction.confidence),
+            check: None,
+            guess: prediction.guess,
+        }
+    }
+}
+
 impl NeuralEngine {
     /// Load the checkpoint in `dir` and read `program` into it (blocking; seconds).
     /// With `verify`, also record the program under real Python.
@@ -94,31 +114,27 @@ impl NeuralEngine {
             &State,
         ) -> Result<neural_model::infer::Prediction, PredictError>,
     ) -> Result<Prediction, EngineError> {
-        let mut model = self
-            .model
-            .lock()
-            .map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
+        let mut model = self.model()?;
         let Model {
             predictor, context, ..
         } = &mut *model;
         let prediction = predict(predictor, context, &from.state).map_err(engine_error)?;
-        let key = model.next_key;
-        model.next_key += 1;
+        let mut prediction = model.keyed(prediction);
         let real = model.real.get(&from.key).copied();
-        let check = real
+        prediction.check = real
             .and_then(|real| self.referee_says(real, action, stops, &prediction.outcome))
             .map(|(real, notes)| {
-                model.real.insert(key, real);
+                model.real.insert(prediction.key, real);
                 notes
             });
-        Ok(Prediction {
-            outcome: prediction.outcome,
-            key,
-            probability: Some(prediction.probability),
-            confidence: Some(prediction.confidence),
-            check,
-            guess: prediction.guess,
-        })
+        Ok(prediction)
+    }
+
+    /// The model, or why it cannot be used.
+    fn model(&self) -> Result<std::sync::MutexGuard<'_, Model>, EngineError> {
+        self.model
+            .lock()
+            .map_err(|_| EngineError::Failed("the model crashed earlier".into()))
     }
 
     /// Where the real run goes for the same action from the real position `key`, and
@@ -252,31 +268,14 @@ impl Engine for NeuralEngine {
         action: &Action,
         count: usize,
     ) -> Result<Vec<Prediction>, EngineError> {
-        let mut model = self
-            .model
-            .lock()
-            .map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
+        let mut model = self.model()?;
         let Model {
             predictor, context, ..
         } = &mut *model;
         let found = predictor
             .candidates(context, &from.state, action, count)
             .map_err(engine_error)?;
-        Ok(found
-            .into_iter()
-            .map(|prediction| {
-                let key = model.next_key;
-                model.next_key += 1;
-                Prediction {
-                    outcome: prediction.outcome,
-                    key,
-                    probability: Some(prediction.probability),
-                    confidence: Some(prediction.confidence),
-                    check: None,
-                    guess: None,
-                }
-            })
-            .collect())
+        Ok(found.into_iter().map(|p| model.keyed(p)).collect())
     }
 
     fn predict_quickly(&self, from: &Position, action: &Action) -> Result<Prediction, EngineError> {
@@ -301,12 +300,7 @@ impl Engine for NeuralEngine {
             )));
         }
         // A new position: the real run never was here, so verify mode stops checking.
-        let mut model = self
-            .model
-            .lock()
-            .map_err(|_| EngineError::Failed("the model crashed earlier".into()))?;
-        let key = model.next_key;
-        model.next_key += 1;
+        let key = self.model()?.fresh_key();
         Ok(Position { state, key })
     }
 }

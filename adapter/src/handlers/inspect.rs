@@ -138,15 +138,7 @@ pub async fn evaluate(
     args: EvaluateArguments,
 ) -> Result<(), RequestError> {
     if let Some(rest) = args.expression.trim().strip_prefix(INPUTS_COMMAND) {
-        let count = match rest.trim() {
-            "" => inputs::DEFAULT_COUNT,
-            n => n.parse().map_err(|_| {
-                RequestError::failed(format!(
-                    "{INPUTS_COMMAND} takes a number of candidates (1 to {}), not {n:?}",
-                    inputs::MAX_COUNT
-                ))
-            })?,
-        };
+        let count = inputs::written_count(rest).map_err(RequestError::failed)?;
         let found = which_inputs(conn, count, true).await?;
         conn.out.respond(
             request,
@@ -270,13 +262,8 @@ pub async fn inverse_call(
     request: &Request,
     args: InverseCallArguments,
 ) -> Result<(), RequestError> {
-    let count = args.count.unwrap_or(inputs::DEFAULT_COUNT);
-    if !(1..=inputs::MAX_COUNT).contains(&count) {
-        return Err(RequestError::failed(format!(
-            "count must be 1 to {}, not {count}",
-            inputs::MAX_COUNT
-        )));
-    }
+    let count = inputs::checked_count(args.count.unwrap_or(inputs::DEFAULT_COUNT))
+        .map_err(RequestError::failed)?;
     let found = which_inputs(conn, count, args.check.unwrap_or(true)).await?;
     conn.out
         .respond(request, Some(json!({ "candidates": found })));

@@ -96,8 +96,10 @@ pub fn greedy<M: Decoder>(
                 let (token, logprob) = pick(&run.next, &allowed, run.tokens.len())?;
                 run.tokens.push(token);
                 run.logprobs.push(logprob);
-                run.choices.push(chosen_among(&run.next, &allowed, token));
-                run.runner_up.push(runner_up(&run.next, &allowed, token));
+                let among = allowed_log_sum_exp(&run.next, &allowed);
+                run.choices.push(run.next[token as usize] - among);
+                run.runner_up
+                    .push(runner_up(&run.next, &allowed, token, among));
             }
         }
         let last = *run.tokens.last().expect("a token was just pushed");
@@ -124,23 +126,30 @@ pub fn greedy<M: Decoder>(
 }
 
 /// The log-probability of `token` among the tokens `allowed` (renormalised over them).
+#[cfg(test)]
 fn chosen_among(logits: &[f32], allowed: &Allowed, token: u32) -> f32 {
+    logits[token as usize] - allowed_log_sum_exp(logits, allowed)
+}
+
+/// The log-sum-exp of the logits of the tokens `allowed`: what a choice among them is
+/// normalised by.
+fn allowed_log_sum_exp(logits: &[f32], allowed: &Allowed) -> f32 {
     match allowed {
-        Allowed::Any => score(logits, token),
+        Allowed::Any => log_sum_exp(logits),
         Allowed::Only(ids) => {
             let among: Vec<f32> = ids
                 .iter()
                 .filter(|&&id| (id as usize) < logits.len())
                 .map(|&id| logits[id as usize])
                 .collect();
-            logits[token as usize] - log_sum_exp(&among)
+            log_sum_exp(&among)
         }
     }
 }
 
 /// The best allowed token other than `taken`, and its log-probability among the
-/// allowed tokens; `None` if `taken` was the only one.
-fn runner_up(logits: &[f32], allowed: &Allowed, taken: u32) -> Option<(u32, f32)> {
+/// allowed tokens (`among`: their log-sum-exp); `None` if `taken` was the only one.
+fn runner_up(logits: &[f32], allowed: &Allowed, taken: u32, among: f32) -> Option<(u32, f32)> {
     let others = |(i, _): &(usize, f32)| *i != taken as usize;
     let best = match allowed {
         Allowed::Any => argmax(logits.iter().copied().enumerate().filter(others)),
@@ -151,7 +160,7 @@ fn runner_up(logits: &[f32], allowed: &Allowed, taken: u32) -> Option<(u32, f32)
                 .filter(others),
         ),
     };
-    best.map(|(i, _)| (i as u32, chosen_among(logits, allowed, i as u32)))
+    best.map(|(i, logit)| (i as u32, logit - among))
 }
 
 /// The state of one greedy decode: `tokens[..read]` are in the cache, `next` is the
@@ -259,14 +268,19 @@ mod tests {
     #[test]
     fn the_runner_up_is_the_best_other_allowed_token() {
         let logits = [1.0f32, 3.0, 2.0];
-        let (t, lp) = runner_up(&logits, &Allowed::Any, 1).unwrap();
+        let all = allowed_log_sum_exp(&logits, &Allowed::Any);
+        let (t, lp) = runner_up(&logits, &Allowed::Any, 1, all).unwrap();
         assert_eq!(t, 2);
         assert_eq!(lp, score(&logits, 2));
         let only = Allowed::Only(vec![0, 1]);
         assert_eq!(
-            runner_up(&logits, &only, 1).unwrap(),
+            runner_up(&logits, &only, 1, allowed_log_sum_exp(&logits, &only)).unwrap(),
             (0, chosen_among(&logits, &only, 0))
         );
-        assert_eq!(runner_up(&logits, &Allowed::Only(vec![1]), 1), None);
+        let one = Allowed::Only(vec![1]);
+        assert_eq!(
+            runner_up(&logits, &one, 1, allowed_log_sum_exp(&logits, &one)),
+            None
+        );
     }
 }

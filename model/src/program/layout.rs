@@ -114,11 +114,7 @@ impl Layout {
         self.calls
             .keys()
             .filter_map(|&line| {
-                let def = (line..line + 20).find(|&l| {
-                    lines
-                        .get(l as usize - 1)
-                        .is_some_and(|t| !t.trim_start().starts_with('@'))
-                })?;
+                let def = crate::entry::def_line(&lines, line)?;
                 Some((line, crate::entry::parameter_names(source, def)?))
             })
             .collect()
