@@ -509,14 +509,15 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep12, deep12_s12]: [TrainConfig;
-            8] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12]: [TrainConfig;
+            9] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
             include_str!("../../configs/deep8-more.toml"),
             include_str!("../../configs/deep8-s2.toml"),
             include_str!("../../configs/deep8-s3.toml"),
+            include_str!("../../configs/deep8-s5.toml"),
             include_str!("../../configs/deep12.toml"),
             include_str!("../../configs/deep12-s12.toml"),
         ]
@@ -528,6 +529,7 @@ mod tests {
             &deep8_more,
             &deep8_s2,
             &deep8_s3,
+            &deep8_s5,
             &deep12,
             &deep12_s12,
         ] {
@@ -542,7 +544,7 @@ mod tests {
             format!("{:?}", deep8_more.model),
             format!("{:?}", deep8.model)
         );
-        for leg in [&deep8_s2, &deep8_s3] {
+        for leg in [&deep8_s2, &deep8_s3, &deep8_s5] {
             assert_eq!(format!("{:?}", leg.model), format!("{:?}", deep8.model));
         }
         assert_eq!(deep8_s2.more_train.len(), 2);

@@ -32,44 +32,6 @@ pub fn matmul(w: &[Bf16], rows: usize, cols: usize, x: &[f32], n: usize, out: &m
     portable::matmul(w, rows, cols, x, n, out);
 }
 
-/// `out[t * rows + r] = scale[r] * (q[r] · x[t])`: [`matmul`] for weights quantised to
-/// int8 with one scale per row.
-pub fn matmul_i8(
-    q: &[i8],
-    scales: &[f32],
-    rows: usize,
-    cols: usize,
-    x: &[f32],
-    n: usize,
-    out: &mut [f32],
-) {
-    assert!(q.len() >= rows * cols && scales.len() >= rows);
-    assert!(x.len() >= n * cols && out.len() >= n * rows);
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F (checked just above); the bounds are asserted.
-        unsafe { avx512::matmul_i8(q, scales, rows, cols, x, n, out) };
-        return;
-    }
-    portable::matmul_i8(q, scales, rows, cols, x, n, out);
-}
-
-/// Quantises the rows of `w` ([rows, cols]) to int8, symmetric, one scale per row.
-pub fn quantize_rows(w: &[f32], rows: usize, cols: usize) -> (Vec<i8>, Vec<f32>) {
-    let mut q = Vec::with_capacity(rows * cols);
-    let mut scales = Vec::with_capacity(rows);
-    for row in w.chunks_exact(cols).take(rows) {
-        let max = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-        q.extend(
-            row.iter()
-                .map(|v| (v / scale).round().clamp(-127.0, 127.0) as i8),
-        );
-        scales.push(scale);
-    }
-    (q, scales)
-}
-
 /// The reference kernel: plain Rust, sixteen independent sums that the compiler keeps
 /// in vector registers. (No `mul_add`: without an FMA target feature it is a libm call.)
 mod portable {
@@ -82,38 +44,6 @@ mod portable {
             let xt = &x[t * cols..(t + 1) * cols];
             for r in 0..rows {
                 out[t * rows + r] = dot(&w[r * cols..(r + 1) * cols], xt);
-            }
-        }
-    }
-
-    pub fn matmul_i8(
-        q: &[i8],
-        scales: &[f32],
-        rows: usize,
-        cols: usize,
-        x: &[f32],
-        n: usize,
-        out: &mut [f32],
-    ) {
-        for t in 0..n {
-            let xt = &x[t * cols..(t + 1) * cols];
-            for r in 0..rows {
-                let row = &q[r * cols..(r + 1) * cols];
-                let mut acc = [0.0f32; LANES];
-                let body = cols / LANES * LANES;
-                for (qc, xc) in row[..body]
-                    .chunks_exact(LANES)
-                    .zip(xt[..body].chunks_exact(LANES))
-                {
-                    for i in 0..LANES {
-                        acc[i] += qc[i] as f32 * xc[i];
-                    }
-                }
-                let mut sum: f32 = acc.iter().sum();
-                for k in body..cols {
-                    sum += row[k] as f32 * xt[k];
-                }
-                out[t * rows + r] = sum * scales[r];
             }
         }
     }
@@ -149,83 +79,6 @@ mod avx512 {
     unsafe fn load16(p: *const Bf16) -> __m512 {
         let halves = _mm256_loadu_si256(p as *const __m256i);
         _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(halves)))
-    }
-
-    /// Sixteen int8 weights from `p`, widened to f32.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn load16_i8(p: *const i8) -> __m512 {
-        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(p as *const __m128i)))
-    }
-
-    /// The int8 kernel, blocked as [`matmul`]; each sum is scaled once at the end.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn matmul_i8(
-        q: &[i8],
-        scales: &[f32],
-        rows: usize,
-        cols: usize,
-        x: &[f32],
-        n: usize,
-        out: &mut [f32],
-    ) {
-        let body = cols / 16 * 16;
-        let tail = |r: usize, t: usize| -> f32 {
-            (body..cols)
-                .map(|k| q[r * cols + k] as f32 * x[t * cols + k])
-                .sum()
-        };
-        let (qp, xp) = (q.as_ptr(), x.as_ptr());
-        if n == 1 {
-            let mut r = 0;
-            while r + 4 <= rows {
-                let mut acc = [_mm512_setzero_ps(); 4];
-                let mut k = 0;
-                while k < body {
-                    let xv = _mm512_loadu_ps(xp.add(k));
-                    for (j, a) in acc.iter_mut().enumerate() {
-                        *a = _mm512_fmadd_ps(load16_i8(qp.add((r + j) * cols + k)), xv, *a);
-                    }
-                    k += 16;
-                }
-                for (j, a) in acc.iter().enumerate() {
-                    out[r + j] = (_mm512_reduce_add_ps(*a) + tail(r + j, 0)) * scales[r + j];
-                }
-                r += 4;
-            }
-            for r in r..rows {
-                let mut a = _mm512_setzero_ps();
-                let mut k = 0;
-                while k < body {
-                    let xv = _mm512_loadu_ps(xp.add(k));
-                    a = _mm512_fmadd_ps(load16_i8(qp.add(r * cols + k)), xv, a);
-                    k += 16;
-                }
-                out[r] = (_mm512_reduce_add_ps(a) + tail(r, 0)) * scales[r];
-            }
-            return;
-        }
-        for r in 0..rows {
-            let mut t = 0;
-            while t < n {
-                let block = (n - t).min(4);
-                let mut acc = [_mm512_setzero_ps(); 4];
-                let mut k = 0;
-                while k < body {
-                    let wv = load16_i8(qp.add(r * cols + k));
-                    for (j, a) in acc.iter_mut().enumerate().take(block) {
-                        let xv = _mm512_loadu_ps(xp.add((t + j) * cols + k));
-                        *a = _mm512_fmadd_ps(wv, xv, *a);
-                    }
-                    k += 16;
-                }
-                for (j, a) in acc.iter().enumerate().take(block) {
-                    out[(t + j) * rows + r] =
-                        (_mm512_reduce_add_ps(*a) + tail(r, t + j)) * scales[r];
-                }
-                t += block;
-            }
-        }
     }
 
     #[target_feature(enable = "avx512f")]
@@ -323,41 +176,6 @@ mod tests {
         // 1 + 2^-8 lies halfway between two bf16 values: ties go to the even one.
         assert_eq!(widen(to_bf16(1.0 + 1.0 / 256.0)), 1.0);
         assert!((widen(to_bf16(0.1)) - 0.1).abs() < 1e-3);
-    }
-
-    #[test]
-    fn int8_kernels_agree_with_a_sum_over_the_dequantised_weights() {
-        for (rows, cols, n) in [(7, 35, 1), (8, 32, 1), (5, 48, 3), (9, 17, 6), (3, 5, 2)] {
-            let w: Vec<f32> = (0..rows * cols)
-                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 37.0)
-                .collect();
-            let x: Vec<f32> = (0..n * cols)
-                .map(|i| ((i * 53 % 89) as f32 - 44.0) / 29.0)
-                .collect();
-            let (q, scales) = quantize_rows(&w, rows, cols);
-            for r in 0..rows {
-                for k in 0..cols {
-                    let back = q[r * cols + k] as f32 * scales[r];
-                    assert!((back - w[r * cols + k]).abs() <= scales[r] * 0.5 + 1e-6);
-                }
-            }
-            let mut fast = vec![0.0; n * rows];
-            matmul_i8(&q, &scales, rows, cols, &x, n, &mut fast);
-            let mut plain = vec![0.0; n * rows];
-            portable::matmul_i8(&q, &scales, rows, cols, &x, n, &mut plain);
-            for t in 0..n {
-                for r in 0..rows {
-                    let want = (0..cols)
-                        .map(|k| {
-                            (q[r * cols + k] as f32 * scales[r]) as f64 * x[t * cols + k] as f64
-                        })
-                        .sum::<f64>() as f32;
-                    let i = t * rows + r;
-                    assert!((fast[i] - want).abs() < 1e-4, "{rows}x{cols} n={n} [{i}]");
-                    assert!((plain[i] - want).abs() < 1e-4, "{rows}x{cols} n={n} [{i}]");
-                }
-            }
-        }
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! SwiGLU. The burn model ([`super::Llama`]) stays the reference: the two agree on
 //! logits (`tests` below) and on greedy decodes.
 
+mod attend;
 pub mod kernels;
+pub mod q8;
 
 use std::path::Path;
 
@@ -19,14 +21,17 @@ use super::config::LlamaConfig;
 use super::decode::{DecodeCache, Decoder};
 use super::decoder::Llama;
 use super::Error;
-use kernels::{matmul, matmul_i8, quantize_rows, to_bf16, Bf16};
+use attend::{rms_norm, swiglu, LayerCache, POSITIONS};
+use kernels::{matmul, to_bf16, Bf16};
+use q8::{Q8Activations, Q8Weights};
 
 /// How the weight matrices are stored (norms and the embedding table stay f32).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WeightFormat {
     /// Rounded to bf16: 2 bytes a weight.
     Bf16,
-    /// Quantised to int8 with an f32 scale per row: 1 byte a weight.
+    /// Quantised to int8 with an f32 scale per row: 1 byte a weight. Activations are
+    /// quantised to int8 too, a scale per 32 of them, and multiplied in integers.
     Int8,
 }
 
@@ -49,7 +54,7 @@ impl WeightFormat {
 #[derive(Debug, Clone)]
 enum Packed {
     Bf16(Vec<Bf16>),
-    Int8 { q: Vec<i8>, scales: Vec<f32> },
+    Int8(Q8Weights),
 }
 
 /// A weight matrix [rows, cols], row-major.
@@ -69,19 +74,19 @@ impl Matrix {
         assert_eq!(values.len(), rows * cols);
         let packed = match format {
             WeightFormat::Bf16 => Packed::Bf16(values.iter().map(|&v| to_bf16(v)).collect()),
-            WeightFormat::Int8 => {
-                let (q, scales) = quantize_rows(&values, rows, cols);
-                Packed::Int8 { q, scales }
-            }
+            WeightFormat::Int8 => Packed::Int8(Q8Weights::quantize(&values, rows, cols)),
         };
         Self { packed, rows, cols }
     }
 
-    /// `out [n, rows] = x [n, cols] @ selfᵀ`
-    fn apply(&self, x: &[f32], n: usize, out: &mut [f32]) {
+    /// `out [n, rows] = x [n, cols] @ selfᵀ`; int8 weights quantise `x` into `quantized`.
+    fn apply(&self, x: &[f32], n: usize, quantized: &mut Q8Activations, out: &mut [f32]) {
         match &self.packed {
             Packed::Bf16(w) => matmul(w, self.rows, self.cols, x, n, out),
-            Packed::Int8 { q, scales } => matmul_i8(q, scales, self.rows, self.cols, x, n, out),
+            Packed::Int8(w) => {
+                quantized.quantize(x, n, self.cols);
+                q8::matmul(w, quantized, out);
+            }
         }
     }
 }
@@ -120,9 +125,7 @@ pub struct FastLlama {
 /// forward pass.
 #[derive(Debug)]
 pub struct FastCache {
-    /// Per layer: [kv_heads, capacity, head_dim].
-    k: Vec<Vec<f32>>,
-    v: Vec<Vec<f32>>,
+    layers: Vec<LayerCache>,
     capacity: usize,
     len: usize,
     scratch: Scratch,
@@ -132,8 +135,7 @@ impl Clone for FastCache {
     /// Copies the positions read, into space for all of them (the scratch is not copied).
     fn clone(&self) -> Self {
         Self {
-            k: self.k.clone(),
-            v: self.v.clone(),
+            layers: self.layers.clone(),
             capacity: self.capacity,
             len: self.len,
             scratch: Scratch::default(),
@@ -161,6 +163,7 @@ struct Scratch {
     projected: Vec<f32>,
     gate_up: Vec<f32>,
     scores: Vec<f32>,
+    quantized: Q8Activations,
 }
 
 impl FastLlama {
@@ -309,12 +312,12 @@ impl FastLlama {
         resize(&mut s.attended, n * q_dim);
         resize(&mut s.projected, n * d);
         resize(&mut s.gate_up, n * 2 * f);
-        resize(&mut s.scores, start + n);
+        resize(&mut s.scores, (start + n).div_ceil(POSITIONS) * POSITIONS);
 
         for (li, layer) in self.layers.iter().enumerate() {
             rms_norm(&s.x, &layer.input_norm, eps, &mut s.normed);
-            layer.qkv.apply(&s.normed, n, &mut s.qkv);
-            let (keys, values) = (&mut cache.k[li], &mut cache.v[li]);
+            layer.qkv.apply(&s.normed, n, &mut s.quantized, &mut s.qkv);
+            let kv = &mut cache.layers[li];
             for t in 0..n {
                 let pos = start + t;
                 let row = &mut s.qkv[t * qkv_dim..(t + 1) * qkv_dim];
@@ -322,11 +325,9 @@ impl FastLlama {
                     self.rotate(head, pos);
                 }
                 for kh in 0..kv_heads {
-                    let at = (kh * cache.capacity + pos) * hd;
                     let k = &row[q_dim + kh * hd..q_dim + (kh + 1) * hd];
                     let v = &row[q_dim + kv_dim + kh * hd..q_dim + kv_dim + (kh + 1) * hd];
-                    keys[at..at + hd].copy_from_slice(k);
-                    values[at..at + hd].copy_from_slice(v);
+                    kv.write(kh, pos, k, v);
                 }
             }
             let group = heads / kv_heads;
@@ -334,40 +335,30 @@ impl FastLlama {
             for t in 0..n {
                 let seen = start + t + 1; // causal: positions 0..=start + t
                 for h in 0..heads {
-                    let kh = h / group;
                     let q = &s.qkv[t * qkv_dim + h * hd..t * qkv_dim + (h + 1) * hd];
-                    let base = kh * cache.capacity * hd;
-                    let scores = &mut s.scores[..seen];
-                    for (j, score) in scores.iter_mut().enumerate() {
-                        let k = &keys[base + j * hd..base + (j + 1) * hd];
-                        *score = dot(q, k) * scale;
-                    }
-                    softmax(scores);
                     let out = &mut s.attended[t * q_dim + h * hd..t * q_dim + (h + 1) * hd];
-                    out.fill(0.0);
-                    for (j, &w) in scores.iter().enumerate() {
-                        let v = &values[base + j * hd..base + (j + 1) * hd];
-                        for (o, &vi) in out.iter_mut().zip(v) {
-                            *o += w * vi;
-                        }
-                    }
+                    kv.attend(h / group, q, seen, scale, &mut s.scores, out);
                 }
             }
-            layer.o.apply(&s.attended, n, &mut s.projected);
+            layer
+                .o
+                .apply(&s.attended, n, &mut s.quantized, &mut s.projected);
             add(&mut s.x, &s.projected);
 
             rms_norm(&s.x, &layer.post_norm, eps, &mut s.normed);
-            layer.gate_up.apply(&s.normed, n, &mut s.gate_up);
+            layer
+                .gate_up
+                .apply(&s.normed, n, &mut s.quantized, &mut s.gate_up);
             // SwiGLU in place: the first half of each row becomes silu(gate) * up.
             for row in s.gate_up.chunks_exact_mut(2 * f) {
                 let (gate, up) = row.split_at_mut(f);
-                for (g, &u) in gate.iter_mut().zip(up.iter()) {
-                    *g = *g / (1.0 + (-*g).exp()) * u;
-                }
+                swiglu(gate, up);
             }
             // The down projection reads rows of f: pack the products together.
             compact(&mut s.gate_up, n, 2 * f, f);
-            layer.down.apply(&s.gate_up, n, &mut s.projected);
+            layer
+                .down
+                .apply(&s.gate_up, n, &mut s.quantized, &mut s.projected);
             add(&mut s.x, &s.projected);
         }
         cache.len = start + n;
@@ -380,8 +371,12 @@ impl FastLlama {
             &mut s.normed[..scored * d],
         );
         let mut logits = vec![0.0; scored * c.vocab_size];
-        self.head
-            .apply(&s.normed[..scored * d], scored, &mut logits);
+        self.head.apply(
+            &s.normed[..scored * d],
+            scored,
+            &mut s.quantized,
+            &mut logits,
+        );
         Ok(logits)
     }
 
@@ -406,10 +401,9 @@ impl Decoder for FastLlama {
     fn new_cache(&self) -> FastCache {
         let c = &self.config;
         let capacity = c.max_position_embeddings;
-        let per_layer = c.num_key_value_heads * capacity * c.head_dim();
+        let layer = LayerCache::new(c.num_key_value_heads, capacity, c.head_dim());
         FastCache {
-            k: vec![vec![0.0; per_layer]; c.num_hidden_layers],
-            v: vec![vec![0.0; per_layer]; c.num_hidden_layers],
+            layers: vec![layer; c.num_hidden_layers],
             capacity,
             len: 0,
             scratch: Scratch::default(),
@@ -461,45 +455,6 @@ fn resize(buffer: &mut Vec<f32>, len: usize) {
 fn compact(values: &mut [f32], n: usize, stride: usize, keep: usize) {
     for t in 1..n {
         values.copy_within(t * stride..t * stride + keep, t * keep);
-    }
-}
-
-/// RMSNorm of each row of `x` (rows of `weight.len()`) into `out`.
-#[inline(always)]
-fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
-    let d = weight.len();
-    for (row, dst) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
-        let mean_square = row.iter().map(|v| v * v).sum::<f32>() / d as f32;
-        let inv = 1.0 / (mean_square + eps).sqrt();
-        for ((o, &v), &w) in dst.iter_mut().zip(row).zip(weight) {
-            *o = v * inv * w;
-        }
-    }
-}
-
-#[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let body = a.len() / 8 * 8;
-    for (ac, bc) in a[..body].chunks_exact(8).zip(b[..body].chunks_exact(8)) {
-        for i in 0..8 {
-            acc[i] += ac[i] * bc[i];
-        }
-    }
-    acc.iter().sum::<f32>() + (body..a.len()).map(|i| a[i] * b[i]).sum::<f32>()
-}
-
-#[inline(always)]
-fn softmax(xs: &mut [f32]) {
-    let max = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for x in xs.iter_mut() {
-        *x = (*x - max).exp();
-        sum += *x;
-    }
-    let inv = 1.0 / sum;
-    for x in xs.iter_mut() {
-        *x *= inv;
     }
 }
 

@@ -1,0 +1,282 @@
+//! Attention over the key/value cache, and the element-wise arithmetic around the
+//! matrix products, written as fixed-width loops that the compiler turns into vector
+//! instructions (AVX-512 inside the decode path's `target_feature` function, whatever
+//! the target has elsewhere).
+
+/// Positions whose keys are stored together, transposed: the lanes of one vector.
+pub const POSITIONS: usize = 16;
+
+/// One layer's keys and values, in space for every position the model can hold.
+#[derive(Debug, Clone)]
+pub struct LayerCache {
+    /// [kv_heads, blocks, head_dim, POSITIONS]: each block of positions transposed, so
+    /// that one product of a query dimension with a row gives sixteen partial scores.
+    keys: Vec<f32>,
+    /// [kv_heads, capacity, head_dim]
+    values: Vec<f32>,
+    head_dim: usize,
+    blocks: usize,
+    capacity: usize,
+}
+
+impl LayerCache {
+    pub fn new(kv_heads: usize, capacity: usize, head_dim: usize) -> Self {
+        let blocks = capacity.div_ceil(POSITIONS);
+        Self {
+            keys: vec![0.0; kv_heads * blocks * head_dim * POSITIONS],
+            values: vec![0.0; kv_heads * capacity * head_dim],
+            head_dim,
+            blocks,
+            capacity,
+        }
+    }
+
+    /// Stores the key and value of `kv_head` at `pos`.
+    #[inline(always)]
+    pub fn write(&mut self, kv_head: usize, pos: usize, key: &[f32], value: &[f32]) {
+        let hd = self.head_dim;
+        let block = (kv_head * self.blocks + pos / POSITIONS) * hd * POSITIONS;
+        for (d, &k) in key.iter().enumerate() {
+            self.keys[block + d * POSITIONS + pos % POSITIONS] = k;
+        }
+        let at = (kv_head * self.capacity + pos) * hd;
+        self.values[at..at + hd].copy_from_slice(value);
+    }
+
+    /// `out = softmax(q · keys[..seen] * scale) · values[..seen]` for one query head
+    /// reading `kv_head`; `scores` is scratch of at least `seen` rounded up to a block.
+    #[inline(always)]
+    pub fn attend(
+        &self,
+        kv_head: usize,
+        query: &[f32],
+        seen: usize,
+        scale: f32,
+        scores: &mut [f32],
+        out: &mut [f32],
+    ) {
+        let hd = self.head_dim;
+        let blocks = seen.div_ceil(POSITIONS);
+        let keys = &self.keys[kv_head * self.blocks * hd * POSITIONS..];
+        for b in 0..blocks {
+            let block = &keys[b * hd * POSITIONS..(b + 1) * hd * POSITIONS];
+            // Two chains of sums (even and odd dimensions), so that each add need not
+            // wait for the one before.
+            let mut even = [0.0f32; POSITIONS];
+            let mut odd = [0.0f32; POSITIONS];
+            let mut d = 0;
+            while d + 1 < hd {
+                let (qe, qo) = (query[d], query[d + 1]);
+                let ke = &block[d * POSITIONS..(d + 1) * POSITIONS];
+                let ko = &block[(d + 1) * POSITIONS..(d + 2) * POSITIONS];
+                for i in 0..POSITIONS {
+                    even[i] += qe * ke[i];
+                    odd[i] += qo * ko[i];
+                }
+                d += 2;
+            }
+            if d < hd {
+                let k = &block[d * POSITIONS..(d + 1) * POSITIONS];
+                for i in 0..POSITIONS {
+                    even[i] += query[d] * k[i];
+                }
+            }
+            let dst = &mut scores[b * POSITIONS..(b + 1) * POSITIONS];
+            for i in 0..POSITIONS {
+                dst[i] = (even[i] + odd[i]) * scale;
+            }
+        }
+        let scores = &mut scores[..seen];
+        softmax(scores);
+        let values = &self.values[kv_head * self.capacity * hd..];
+        out.fill(0.0);
+        // Two positions at a time into two sums, added at the end.
+        let mut second = [0.0f32; 256];
+        let second = &mut second[..hd.min(256)];
+        let paired = if hd <= 256 { seen / 2 * 2 } else { 0 };
+        let mut j = 0;
+        while j < paired {
+            let (wa, wb) = (scores[j], scores[j + 1]);
+            let va = &values[j * hd..(j + 1) * hd];
+            let vb = &values[(j + 1) * hd..(j + 2) * hd];
+            for d in 0..hd {
+                out[d] += wa * va[d];
+                second[d] += wb * vb[d];
+            }
+            j += 2;
+        }
+        for j in paired..seen {
+            let (w, v) = (scores[j], &values[j * hd..(j + 1) * hd]);
+            for d in 0..hd {
+                out[d] += w * v[d];
+            }
+        }
+        for (o, s) in out.iter_mut().zip(second.iter()) {
+            *o += s;
+        }
+    }
+}
+
+/// e^x to within a few units in the last place, without branches or calls, so that
+/// loops over it become vector code (Cephes' expf: x = n ln 2 + r, a polynomial in r).
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    const LOG2_E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    // Adding and taking away 1.5 * 2^23 rounds to the nearest integer.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.clamp(-87.3, 88.3);
+    let n = (x * LOG2_E + ROUND) - ROUND;
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let mut p = 1.987_569_1e-4;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 1.666_666_5e-1;
+    p = p * r + 5.000_000_1e-1;
+    let y = p * r * r + r + 1.0;
+    y * f32::from_bits(((n as i32 + 127) << 23) as u32)
+}
+
+/// Softmax in place.
+#[inline(always)]
+pub fn softmax(xs: &mut [f32]) {
+    let max = max(xs);
+    for x in xs.iter_mut() {
+        *x = exp(*x - max);
+    }
+    let inv = 1.0 / sum(xs);
+    for x in xs.iter_mut() {
+        *x *= inv;
+    }
+}
+
+/// SwiGLU: `gate[i] = silu(gate[i]) * up[i]`.
+#[inline(always)]
+pub fn swiglu(gate: &mut [f32], up: &[f32]) {
+    for (g, &u) in gate.iter_mut().zip(up) {
+        *g = *g / (1.0 + exp(-*g)) * u;
+    }
+}
+
+/// RMSNorm of each row of `x` (rows of `weight.len()`) into `out`.
+#[inline(always)]
+pub fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
+    let d = weight.len();
+    for (row, dst) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
+        let mut squares = [0.0f32; POSITIONS];
+        let body = d / POSITIONS * POSITIONS;
+        for chunk in row[..body].chunks_exact(POSITIONS) {
+            for i in 0..POSITIONS {
+                squares[i] += chunk[i] * chunk[i];
+            }
+        }
+        let tail: f32 = row[body..].iter().map(|v| v * v).sum();
+        let mean_square = (squares.iter().sum::<f32>() + tail) / d as f32;
+        let inv = 1.0 / (mean_square + eps).sqrt();
+        for ((o, &v), &w) in dst.iter_mut().zip(row).zip(weight) {
+            *o = v * inv * w;
+        }
+    }
+}
+
+/// Sums in sixteen lanes (a plain `sum` is one chain the compiler may not reorder).
+#[inline(always)]
+fn sum(xs: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; POSITIONS];
+    let body = xs.len() / POSITIONS * POSITIONS;
+    for chunk in xs[..body].chunks_exact(POSITIONS) {
+        for i in 0..POSITIONS {
+            lanes[i] += chunk[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + xs[body..].iter().sum::<f32>()
+}
+
+#[inline(always)]
+fn max(xs: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; POSITIONS];
+    let body = xs.len() / POSITIONS * POSITIONS;
+    for chunk in xs[..body].chunks_exact(POSITIONS) {
+        for i in 0..POSITIONS {
+            lanes[i] = lanes[i].max(chunk[i]);
+        }
+    }
+    let tail = xs[body..].iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    lanes.iter().copied().fold(tail, f32::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_is_within_a_few_ulps_of_the_library_one() {
+        let mut x = -87.0f32;
+        while x < 88.0 {
+            let (got, want) = (exp(x), x.exp());
+            assert!(
+                (got - want).abs() <= 4.0 * f32::EPSILON * want,
+                "exp({x}) = {got}, not {want}"
+            );
+            x += 0.0137;
+        }
+        assert!(exp(-1000.0) >= 0.0 && exp(-1000.0) < 1e-37);
+        assert!(exp(1000.0).is_finite());
+    }
+
+    #[test]
+    fn attention_matches_the_plain_formula() {
+        for (hd, seen) in [(64, 1), (64, 37), (8, 16), (5, 33), (64, 100)] {
+            let (kv_heads, capacity) = (2, 112);
+            let mut cache = LayerCache::new(kv_heads, capacity, hd);
+            let value = |pos: usize, d: usize, s: usize| {
+                (((pos * 31 + d * 7 + s) % 23) as f32 - 11.0) / 9.0
+            };
+            for pos in 0..seen {
+                for kh in 0..kv_heads {
+                    let k: Vec<f32> = (0..hd).map(|d| value(pos, d, kh)).collect();
+                    let v: Vec<f32> = (0..hd).map(|d| value(pos, d, 5 + kh)).collect();
+                    cache.write(kh, pos, &k, &v);
+                }
+            }
+            let q: Vec<f32> = (0..hd).map(|d| value(3, d, 9)).collect();
+            let scale = 1.0 / (hd as f32).sqrt();
+            let mut scores = vec![0.0; capacity.div_ceil(POSITIONS) * POSITIONS];
+            let mut out = vec![0.0; hd];
+            cache.attend(1, &q, seen, scale, &mut scores, &mut out);
+            let raw: Vec<f64> = (0..seen)
+                .map(|p| {
+                    (0..hd).map(|d| (q[d] * value(p, d, 1)) as f64).sum::<f64>() * scale as f64
+                })
+                .collect();
+            let top = raw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let weights: Vec<f64> = raw.iter().map(|s| (s - top).exp()).collect();
+            let total: f64 = weights.iter().sum();
+            for d in 0..hd {
+                let want: f64 = (0..seen)
+                    .map(|p| weights[p] / total * value(p, d, 6) as f64)
+                    .sum();
+                assert!(
+                    (out[d] as f64 - want).abs() < 1e-5,
+                    "hd {hd} seen {seen} [{d}]"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn norms_and_sums_keep_every_element() {
+        let x: Vec<f32> = (0..37).map(|i| i as f32 - 18.0).collect();
+        assert_eq!(sum(&x), x.iter().sum::<f32>());
+        assert_eq!(max(&x), 18.0);
+        let weight = vec![2.0; 37];
+        let mut out = vec![0.0; 37];
+        rms_norm(&x, &weight, 0.0, &mut out);
+        let rms = (x.iter().map(|v| v * v).sum::<f32>() / 37.0).sqrt();
+        for (o, v) in out.iter().zip(&x) {
+            assert!((o - 2.0 * v / rms).abs() < 1e-5);
+        }
+    }
+}
