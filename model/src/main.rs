@@ -137,6 +137,13 @@ enum Command {
         /// Tokens of program read once at the start.
         #[arg(long, default_value_t = 256)]
         prefix_tokens: usize,
+        /// Decoders to time, comma-separated: int8 and bf16 (the CPU decode path by its
+        /// weights), burn (the reference).
+        #[arg(long, value_delimiter = ',', default_value = "int8,bf16,burn")]
+        decoders: Vec<String>,
+        /// Time only the checkpoint, not the random ~5M and ~20M models.
+        #[arg(long)]
+        no_presets: bool,
     },
     /// Print a checkpoint's next-token logits for token ids as JSON ([position][vocab]),
     /// to hold this engine against another implementation of the same weights.
@@ -454,6 +461,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             steps,
             state_tokens,
             prefix_tokens,
+            decoders,
+            no_presets,
         } => {
             use neural_model::net;
             let dir = model.unwrap_or_else(neural_model::infer::default_model_dir);
@@ -464,12 +473,14 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 ..Default::default()
             };
             let limits = net::MachineLimits::measure();
-            let table = net::bench(
-                &net::BenchModel::with_presets(Some(dir)),
-                options,
-                Some(limits),
-            )
-            .map_err(|e| e.to_string())?;
+            let models = if no_presets {
+                vec![net::BenchModel::Checkpoint(dir)]
+            } else {
+                net::BenchModel::with_presets(Some(dir))
+            };
+            let decoders: Vec<&str> = decoders.iter().map(String::as_str).collect();
+            let table =
+                net::bench(&models, &decoders, options, Some(limits)).map_err(|e| e.to_string())?;
             println!("{table}");
             Ok(ExitCode::SUCCESS)
         }

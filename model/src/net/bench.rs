@@ -172,14 +172,24 @@ pub struct BenchTable {
     pub rows: Vec<BenchRow>,
 }
 
-/// Times each model on the CPU, on the fast decode path and on the burn model; the
+/// The decoders a bench can time: the fast path by its weights, and burn.
+pub const DECODERS: [&str; 3] = ["int8", "bf16", "burn"];
+
+/// Times each model on the CPU, on each of `decoders` (names from [`DECODERS`]); the
 /// models are timed one after the other in this process, so the peak memory column
 /// only grows.
 pub fn bench(
     models: &[BenchModel],
+    decoders: &[&str],
     options: BenchOptions,
     limits: Option<MachineLimits>,
 ) -> Result<BenchTable, Error> {
+    if let Some(unknown) = decoders.iter().find(|d| !DECODERS.contains(d)) {
+        return Err(Error::Config(format!(
+            "no decoder called {unknown}: the bench times {}",
+            DECODERS.join(", ")
+        )));
+    }
     let device = Default::default();
     let mut rows = Vec::new();
     for model in models {
@@ -195,6 +205,9 @@ pub fn bench(
             ),
         };
         for format in [WeightFormat::Int8, WeightFormat::Bf16] {
+            if !decoders.contains(&format.name()) {
+                continue;
+            }
             let fast = FastLlama::from_burn(&llama, &config, format)?;
             let bytes = format.bytes_per_weight();
             rows.push(bench_one(
@@ -206,7 +219,9 @@ pub fn bench(
                 options,
             )?);
         }
-        rows.push(bench_one(&name, "burn", &config, &llama, 4, options)?);
+        if decoders.contains(&"burn") {
+            rows.push(bench_one(&name, "burn", &config, &llama, 4, options)?);
+        }
     }
     Ok(BenchTable {
         machine: machine_name(),
@@ -490,15 +505,18 @@ mod tests {
             state_tokens: 3,
             steps: 2,
         };
-        let table = bench(&models, options, None).unwrap();
+        let table = bench(&models, &DECODERS, options, None).unwrap();
         assert_eq!(table.rows.len(), 3);
         for row in &table.rows {
             assert_eq!(row.final_context, 10 + 2 * (2 + 3));
             assert!(row.token_ms_p50 > 0.0 && row.tokens_per_s > 0.0);
         }
         let text = table.to_string();
-        for decoder in ["int8", "bf16", "burn"] {
+        for decoder in DECODERS {
             assert!(text.contains(&format!("| tiny | {decoder} |")), "{text}");
         }
+        let one = bench(&models, &["int8"], options, None).unwrap();
+        assert_eq!(one.rows.len(), 1);
+        assert!(bench(&models, &["f64"], options, None).is_err());
     }
 }

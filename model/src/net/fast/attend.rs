@@ -45,7 +45,6 @@ impl LayerCache {
 
     /// `out = softmax(q · keys[..seen] * scale) · values[..seen]` for one query head
     /// reading `kv_head`; `scores` is scratch of at least `seen` rounded up to a block.
-    #[inline(always)]
     pub fn attend(
         &self,
         kv_head: usize,
@@ -55,64 +54,125 @@ impl LayerCache {
         scores: &mut [f32],
         out: &mut [f32],
     ) {
-        let hd = self.head_dim;
+        // Called from the team's jobs (closures, which do not inherit the decode path's
+        // target features), so it picks its own.
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F, checked just above.
+            return unsafe { self.attend_avx512(kv_head, query, seen, scale, scores, out) };
+        }
+        self.attend_sized(kv_head, query, seen, scale, scores, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn attend_avx512(
+        &self,
+        kv_head: usize,
+        query: &[f32],
+        seen: usize,
+        scale: f32,
+        scores: &mut [f32],
+        out: &mut [f32],
+    ) {
+        self.attend_sized(kv_head, query, seen, scale, scores, out)
+    }
+
+    #[inline(always)]
+    fn attend_sized(
+        &self,
+        kv_head: usize,
+        query: &[f32],
+        seen: usize,
+        scale: f32,
+        scores: &mut [f32],
+        out: &mut [f32],
+    ) {
+        // A head size known when compiling keeps every sum in registers.
+        match self.head_dim {
+            64 => self.attend_in::<64>(kv_head, query, seen, scale, scores, out),
+            128 => self.attend_in::<128>(kv_head, query, seen, scale, scores, out),
+            32 => self.attend_in::<32>(kv_head, query, seen, scale, scores, out),
+            16 => self.attend_in::<16>(kv_head, query, seen, scale, scores, out),
+            _ => self.attend_in::<0>(kv_head, query, seen, scale, scores, out),
+        }
+    }
+
+    /// [`Self::attend`] for heads of `HD` dimensions (0: any, known at run time).
+    #[inline(always)]
+    fn attend_in<const HD: usize>(
+        &self,
+        kv_head: usize,
+        query: &[f32],
+        seen: usize,
+        scale: f32,
+        scores: &mut [f32],
+        out: &mut [f32],
+    ) {
+        let hd = if HD == 0 { self.head_dim } else { HD };
         let blocks = seen.div_ceil(POSITIONS);
         let keys = &self.keys[kv_head * self.blocks * hd * POSITIONS..];
         for b in 0..blocks {
             let block = &keys[b * hd * POSITIONS..(b + 1) * hd * POSITIONS];
-            // Two chains of sums (even and odd dimensions), so that each add need not
-            // wait for the one before.
-            let mut even = [0.0f32; POSITIONS];
-            let mut odd = [0.0f32; POSITIONS];
+            // Four chains of sums (dimensions by their remainder mod 4), so that each
+            // add need not wait for the one before.
+            let mut sums = [[0.0f32; POSITIONS]; 4];
             let mut d = 0;
-            while d + 1 < hd {
-                let (qe, qo) = (query[d], query[d + 1]);
-                let ke = &block[d * POSITIONS..(d + 1) * POSITIONS];
-                let ko = &block[(d + 1) * POSITIONS..(d + 2) * POSITIONS];
-                for i in 0..POSITIONS {
-                    even[i] += qe * ke[i];
-                    odd[i] += qo * ko[i];
+            while d + 4 <= hd {
+                for (c, chain) in sums.iter_mut().enumerate() {
+                    let (q, k) = (query[d + c], &block[(d + c) * POSITIONS..]);
+                    for i in 0..POSITIONS {
+                        chain[i] += q * k[i];
+                    }
                 }
-                d += 2;
+                d += 4;
             }
-            if d < hd {
-                let k = &block[d * POSITIONS..(d + 1) * POSITIONS];
+            for d in d..hd {
+                let (q, k) = (query[d], &block[d * POSITIONS..]);
                 for i in 0..POSITIONS {
-                    even[i] += query[d] * k[i];
+                    sums[0][i] += q * k[i];
                 }
             }
             let dst = &mut scores[b * POSITIONS..(b + 1) * POSITIONS];
             for i in 0..POSITIONS {
-                dst[i] = (even[i] + odd[i]) * scale;
+                dst[i] = ((sums[0][i] + sums[1][i]) + (sums[2][i] + sums[3][i])) * scale;
             }
         }
         let scores = &mut scores[..seen];
         softmax(scores);
         let values = &self.values[kv_head * self.capacity * hd..];
-        out.fill(0.0);
+        if HD == 0 {
+            out.fill(0.0);
+            for (j, &w) in scores.iter().enumerate() {
+                for (o, &v) in out.iter_mut().zip(&values[j * hd..(j + 1) * hd]) {
+                    *o += w * v;
+                }
+            }
+            return;
+        }
         // Two positions at a time into two sums, added at the end.
-        let mut second = [0.0f32; 256];
-        let second = &mut second[..hd.min(256)];
-        let paired = if hd <= 256 { seen / 2 * 2 } else { 0 };
-        let mut j = 0;
-        while j < paired {
+        let mut first = [0.0f32; HD];
+        let mut second = [0.0f32; HD];
+        let pairs = seen / 2;
+        for p in 0..pairs {
+            let j = 2 * p;
             let (wa, wb) = (scores[j], scores[j + 1]);
-            let va = &values[j * hd..(j + 1) * hd];
-            let vb = &values[(j + 1) * hd..(j + 2) * hd];
-            for d in 0..hd {
-                out[d] += wa * va[d];
+            let va = &values[j * HD..(j + 1) * HD];
+            let vb = &values[(j + 1) * HD..(j + 2) * HD];
+            for d in 0..HD {
+                first[d] += wa * va[d];
                 second[d] += wb * vb[d];
             }
-            j += 2;
         }
-        for j in paired..seen {
-            let (w, v) = (scores[j], &values[j * hd..(j + 1) * hd]);
-            for d in 0..hd {
-                out[d] += w * v[d];
+        if seen % 2 == 1 {
+            let j = seen - 1;
+            let (w, v) = (scores[j], &values[j * HD..(j + 1) * HD]);
+            for d in 0..HD {
+                first[d] += w * v[d];
             }
         }
-        for (o, s) in out.iter_mut().zip(second.iter()) {
-            *o += s;
+        for d in 0..HD {
+            out[d] = first[d] + second[d];
         }
     }
 }
@@ -228,7 +288,15 @@ mod tests {
 
     #[test]
     fn attention_matches_the_plain_formula() {
-        for (hd, seen) in [(64, 1), (64, 37), (8, 16), (5, 33), (64, 100)] {
+        for (hd, seen) in [
+            (64, 1),
+            (64, 37),
+            (8, 16),
+            (5, 33),
+            (64, 100),
+            (32, 2),
+            (128, 17),
+        ] {
             let (kv_heads, capacity) = (2, 112);
             let mut cache = LayerCache::new(kv_heads, capacity, hd);
             let value = |pos: usize, d: usize, s: usize| {

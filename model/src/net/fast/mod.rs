@@ -12,8 +12,11 @@
 mod attend;
 pub mod kernels;
 pub mod q8;
+mod team;
 
+use std::ops::Range;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use burn::tensor::backend::Backend;
 
@@ -24,6 +27,7 @@ use super::Error;
 use attend::{rms_norm, swiglu, LayerCache, POSITIONS};
 use kernels::{matmul, to_bf16, Bf16};
 use q8::{Q8Activations, Q8Weights};
+use team::{halves, Team};
 
 /// How the weight matrices are stored (norms and the embedding table stay f32).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,14 +83,62 @@ impl Matrix {
         Self { packed, rows, cols }
     }
 
-    /// `out [n, rows] = x [n, cols] @ selfᵀ`; int8 weights quantise `x` into `quantized`.
-    fn apply(&self, x: &[f32], n: usize, quantized: &mut Q8Activations, out: &mut [f32]) {
+    /// `out [n, rows] = x [n, cols] @ selfᵀ`, shared by the team: one token's rows in
+    /// two halves, or several tokens in two halves. Int8 weights quantise `x` into
+    /// `quantized` first.
+    #[inline(always)]
+    fn apply(
+        &self,
+        team: &Team,
+        x: &[f32],
+        n: usize,
+        quantized: &mut Q8Activations,
+        out: &mut [f32],
+    ) {
+        if let Packed::Int8(_) = self.packed {
+            quantized.quantize(x, n, self.cols);
+        }
+        let quantized = &*quantized;
+        let out = &mut out[..n * self.rows];
+        let all_rows = 0..self.rows;
+        if n == 1 {
+            let [a, b] = halves(self.rows, q8::TILE);
+            let (first, second) = out.split_at_mut(a.end);
+            team.run_pair((a, first), (b, second), &|_, (rows, piece)| {
+                self.product(x, quantized, 0..1, rows, piece)
+            });
+        } else {
+            let [a, b] = halves(n, 1);
+            let (first, second) = out.split_at_mut(a.end * self.rows);
+            team.run_pair((a, first), (b, second), &|_, (tokens, piece)| {
+                self.product(x, quantized, tokens, all_rows.clone(), piece)
+            });
+        }
+    }
+
+    /// Rows `rows` of the products with tokens `tokens` into `out` [tokens, rows].
+    #[inline(always)]
+    fn product(
+        &self,
+        x: &[f32],
+        quantized: &Q8Activations,
+        tokens: Range<usize>,
+        rows: Range<usize>,
+        out: &mut [f32],
+    ) {
+        if tokens.is_empty() || rows.is_empty() {
+            return;
+        }
         match &self.packed {
-            Packed::Bf16(w) => matmul(w, self.rows, self.cols, x, n, out),
-            Packed::Int8(w) => {
-                quantized.quantize(x, n, self.cols);
-                q8::matmul(w, quantized, out);
-            }
+            Packed::Bf16(w) => matmul(
+                &w[rows.start * self.cols..rows.end * self.cols],
+                rows.len(),
+                self.cols,
+                &x[tokens.start * self.cols..tokens.end * self.cols],
+                tokens.len(),
+                out,
+            ),
+            Packed::Int8(w) => q8::matmul(w, quantized, tokens, rows, out),
         }
     }
 }
@@ -118,6 +170,9 @@ pub struct FastLlama {
     /// [max_positions, head_dim / 2] each: the rotary angles' cosines and sines.
     cos: Vec<f32>,
     sin: Vec<f32>,
+    /// The threads a forward pass runs on; a second caller at the same time (another
+    /// session on the same model) runs on its own thread alone.
+    team: Arc<Mutex<Team>>,
 }
 
 /// Keys and values of the positions read, in space reserved for every position the
@@ -230,6 +285,7 @@ impl FastLlama {
             head,
             cos,
             sin,
+            team: Arc::new(Mutex::new(Team::new(decode_threads()))),
         })
     }
 
@@ -302,6 +358,11 @@ impl FastLlama {
         let f = c.intermediate_size;
         let eps = c.rms_norm_eps as f32;
 
+        // Another caller holding the team (a second session on this model) leaves this
+        // one on its own thread.
+        let shared = self.team.try_lock().ok();
+        let alone = Team::new(1);
+        let team = shared.as_deref().unwrap_or(&alone);
         let s = &mut cache.scratch;
         s.x.clear();
         for &t in tokens {
@@ -312,11 +373,14 @@ impl FastLlama {
         resize(&mut s.attended, n * q_dim);
         resize(&mut s.projected, n * d);
         resize(&mut s.gate_up, n * 2 * f);
-        resize(&mut s.scores, (start + n).div_ceil(POSITIONS) * POSITIONS);
+        let score_room = (start + n).div_ceil(POSITIONS) * POSITIONS;
+        resize(&mut s.scores, 2 * score_room);
 
         for (li, layer) in self.layers.iter().enumerate() {
             rms_norm(&s.x, &layer.input_norm, eps, &mut s.normed);
-            layer.qkv.apply(&s.normed, n, &mut s.quantized, &mut s.qkv);
+            layer
+                .qkv
+                .apply(team, &s.normed, n, &mut s.quantized, &mut s.qkv);
             let kv = &mut cache.layers[li];
             for t in 0..n {
                 let pos = start + t;
@@ -332,23 +396,48 @@ impl FastLlama {
             }
             let group = heads / kv_heads;
             let scale = 1.0 / (hd as f32).sqrt();
-            for t in 0..n {
+            // The team shares one token's heads, or several tokens, in two halves.
+            let kv = &*kv;
+            let qkv = &s.qkv;
+            let attend = |t: usize, heads: Range<usize>, out: &mut [f32], scores: &mut [f32]| {
                 let seen = start + t + 1; // causal: positions 0..=start + t
-                for h in 0..heads {
-                    let q = &s.qkv[t * qkv_dim + h * hd..t * qkv_dim + (h + 1) * hd];
-                    let out = &mut s.attended[t * q_dim + h * hd..t * q_dim + (h + 1) * hd];
-                    kv.attend(h / group, q, seen, scale, &mut s.scores, out);
+                for (h, out) in heads.zip(out.chunks_exact_mut(hd)) {
+                    let q = &qkv[t * qkv_dim + h * hd..t * qkv_dim + (h + 1) * hd];
+                    kv.attend(h / group, q, seen, scale, scores, out);
                 }
+            };
+            let (scores_a, scores_b) = s.scores.split_at_mut(score_room);
+            let attended = &mut s.attended[..n * q_dim];
+            if n == 1 {
+                let [a, b] = halves(heads, 1);
+                let (first, second) = attended.split_at_mut(a.end * hd);
+                team.run_pair(
+                    (a, first, scores_a),
+                    (b, second, scores_b),
+                    &|_, (heads, out, scores)| attend(0, heads, out, scores),
+                );
+            } else {
+                let [a, b] = halves(n, 1);
+                let (first, second) = attended.split_at_mut(a.end * q_dim);
+                team.run_pair(
+                    (a, first, scores_a),
+                    (b, second, scores_b),
+                    &|_, (tokens, out, scores)| {
+                        for (t, out) in tokens.zip(out.chunks_exact_mut(q_dim)) {
+                            attend(t, 0..heads, out, scores);
+                        }
+                    },
+                );
             }
             layer
                 .o
-                .apply(&s.attended, n, &mut s.quantized, &mut s.projected);
+                .apply(team, &s.attended, n, &mut s.quantized, &mut s.projected);
             add(&mut s.x, &s.projected);
 
             rms_norm(&s.x, &layer.post_norm, eps, &mut s.normed);
             layer
                 .gate_up
-                .apply(&s.normed, n, &mut s.quantized, &mut s.gate_up);
+                .apply(team, &s.normed, n, &mut s.quantized, &mut s.gate_up);
             // SwiGLU in place: the first half of each row becomes silu(gate) * up.
             for row in s.gate_up.chunks_exact_mut(2 * f) {
                 let (gate, up) = row.split_at_mut(f);
@@ -358,7 +447,7 @@ impl FastLlama {
             compact(&mut s.gate_up, n, 2 * f, f);
             layer
                 .down
-                .apply(&s.gate_up, n, &mut s.quantized, &mut s.projected);
+                .apply(team, &s.gate_up, n, &mut s.quantized, &mut s.projected);
             add(&mut s.x, &s.projected);
         }
         cache.len = start + n;
@@ -372,6 +461,7 @@ impl FastLlama {
         );
         let mut logits = vec![0.0; scored * c.vocab_size];
         self.head.apply(
+            team,
             &s.normed[..scored * d],
             scored,
             &mut s.quantized,
@@ -425,6 +515,15 @@ impl Decoder for FastLlama {
     fn extend_all(&self, tokens: &[u32], cache: &mut FastCache) -> Result<Vec<f32>, Error> {
         self.forward(tokens, cache, tokens.len())
     }
+}
+
+/// Threads a forward pass runs on: `NEURAL_THREADS` if set, else two where the machine
+/// has them (a token's work is too small to share among more).
+fn decode_threads() -> usize {
+    std::env::var("NEURAL_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(2)))
 }
 
 /// The rotary tables as [`super::attention::Rope`] computes them (in f32, as HF does),

@@ -12,12 +12,15 @@
 //! instruction multiplies unsigned by signed bytes: the weights are stored plus 128,
 //! and 128 times each block's activation sum is taken off again.
 
+use std::ops::Range;
+
 /// Activation columns that share a scale.
 pub const BLOCK: usize = 32;
 /// Weight rows a tile holds: one 32-bit lane of a 512-bit register each.
 pub const TILE: usize = 16;
 /// Columns of a row stored side by side: the bytes one 32-bit lane multiplies.
 const GROUP: usize = 4;
+const ROUND: f32 = 12_582_912.0;
 
 /// A weight matrix [rows, cols] quantised to int8, one scale per row, tiled.
 #[derive(Debug, Clone)]
@@ -98,6 +101,7 @@ pub struct Q8Activations {
 
 impl Q8Activations {
     /// Quantises the `n` rows of `x` ([n, cols]).
+    #[inline(always)]
     pub fn quantize(&mut self, x: &[f32], n: usize, cols: usize) {
         assert!(x.len() >= n * cols);
         let padded_cols = cols.div_ceil(BLOCK) * BLOCK;
@@ -118,7 +122,9 @@ impl Q8Activations {
                 let out = &mut self.q[t * padded_cols + b * BLOCK..];
                 let mut sum = 0i32;
                 for (o, &v) in out.iter_mut().zip(part) {
-                    let q = (v * inv).round().clamp(-127.0, 127.0) as i8;
+                    // Adding and taking away 1.5 * 2^23 rounds to the nearest integer
+                    // (ties to even) in plain arithmetic, which vectorises.
+                    let q = ((v * inv + ROUND) - ROUND).clamp(-127.0, 127.0) as i8;
                     *o = q;
                     sum += q as i32;
                 }
@@ -138,27 +144,42 @@ impl Q8Activations {
     }
 }
 
-/// `out[t * rows + r] = scale[r] * Σ_b xscale[t, b] * (w[r, b] · x[t, b])` for the
-/// `n` quantised rows of `x` and the rows of `w`.
-pub fn matmul(w: &Q8Weights, x: &Q8Activations, out: &mut [f32]) {
+/// `out[t, r] = scale[r] * Σ_b xscale[t, b] * (w[r, b] · x[t, b])` for the quantised
+/// rows `tokens` of `x` and the rows `rows` of `w` (starting on a tile), into `out`
+/// [tokens.len(), rows.len()].
+pub fn matmul(
+    w: &Q8Weights,
+    x: &Q8Activations,
+    tokens: Range<usize>,
+    rows: Range<usize>,
+    out: &mut [f32],
+) {
     assert_eq!(x.padded_cols, w.padded_cols, "activations of another width");
-    assert!(out.len() >= x.n * w.rows);
+    assert!(tokens.end <= x.n && rows.end <= w.rows && rows.start % TILE == 0);
+    assert!(out.len() >= tokens.len() * rows.len());
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512vnni") {
         // SAFETY: the CPU has AVX-512F and VNNI (checked just above); the shapes are
         // asserted above and by construction of both operands.
-        unsafe { avx512::matmul(w, x, out) };
+        unsafe { avx512::matmul(w, x, tokens, rows, out) };
         return;
     }
-    portable(w, x, out);
+    portable(w, x, tokens, rows, out);
 }
 
 /// The reference kernel, in the same order of operations as the vector one.
-fn portable(w: &Q8Weights, x: &Q8Activations, out: &mut [f32]) {
+fn portable(
+    w: &Q8Weights,
+    x: &Q8Activations,
+    tokens: Range<usize>,
+    rows: Range<usize>,
+    out: &mut [f32],
+) {
     let blocks = w.padded_cols / BLOCK;
-    for t in 0..x.n {
+    let width = rows.len();
+    for t in tokens.clone() {
         let xq = &x.q[t * x.padded_cols..(t + 1) * x.padded_cols];
-        for r in 0..w.rows {
+        for r in rows.clone() {
             let mut sum = 0.0f32;
             for b in 0..blocks {
                 let mut acc = 0i32;
@@ -168,7 +189,7 @@ fn portable(w: &Q8Weights, x: &Q8Activations, out: &mut [f32]) {
                 acc -= x.offsets[t * blocks + b];
                 sum += acc as f32 * x.scales[t * blocks + b];
             }
-            out[t * w.rows + r] = sum * w.scales[r];
+            out[(t - tokens.start) * width + r - rows.start] = sum * w.scales[r];
         }
     }
 }
@@ -177,20 +198,33 @@ fn portable(w: &Q8Weights, x: &Q8Activations, out: &mut [f32]) {
 mod avx512 {
     use super::{Q8Activations, Q8Weights, BLOCK, GROUP, TILE};
     use std::arch::x86_64::*;
+    use std::ops::Range;
 
     /// Bytes of one tile's group: sixteen rows by four columns.
     const GROUP_BYTES: usize = TILE * GROUP;
 
     #[target_feature(enable = "avx512f,avx512vnni")]
-    pub unsafe fn matmul(w: &Q8Weights, x: &Q8Activations, out: &mut [f32]) {
-        let tiles = w.rows.div_ceil(TILE);
-        let mut t = 0;
+    pub unsafe fn matmul(
+        w: &Q8Weights,
+        x: &Q8Activations,
+        tokens: Range<usize>,
+        rows: Range<usize>,
+        out: &mut [f32],
+    ) {
+        let tiles = rows.end.div_ceil(TILE);
+        let o = Out {
+            rows: rows.clone(),
+            first_token: tokens.start,
+            ptr: out.as_mut_ptr(),
+        };
+        let mut t = tokens.start;
         // One token (decoding): four tiles at once, four independent chains of sums.
         // Several (a step's batch, the prefill): two tiles for four tokens at a time.
-        while t < x.n {
-            let tokens = (x.n - t).min(4);
-            let mut tile = 0;
-            match tokens {
+        while t < tokens.end {
+            let count = (tokens.end - t).min(4);
+            let mut tile = rows.start / TILE;
+            let out = &o;
+            match count {
                 1 => {
                     while tile + 4 <= tiles {
                         tiles_tokens::<4, 1>(w, x, tile, t, out);
@@ -224,8 +258,15 @@ mod avx512 {
                     }
                 }
             }
-            t += tokens;
+            t += count;
         }
+    }
+
+    /// Where a tile's sums go: rows `rows` of tokens from `first_token`, [tokens, rows].
+    struct Out {
+        rows: Range<usize>,
+        first_token: usize,
+        ptr: *mut f32,
     }
 
     /// Tiles `first..first + U` against tokens `t0..t0 + T`.
@@ -236,7 +277,7 @@ mod avx512 {
         x: &Q8Activations,
         first: usize,
         t0: usize,
-        out: &mut [f32],
+        out: &Out,
     ) {
         let groups = w.padded_cols / GROUP;
         let blocks = w.padded_cols / BLOCK;
@@ -269,14 +310,15 @@ mod avx512 {
                 }
             }
         }
+        let width = out.rows.len();
         for u in 0..U {
             let row0 = (first + u) * TILE;
             let scales = _mm512_loadu_ps(w.scales.as_ptr().add(row0));
-            let live = (w.rows - row0).min(TILE);
+            let live = (out.rows.end - row0).min(TILE);
             let mask: __mmask16 = if live == TILE { !0 } else { (1u16 << live) - 1 };
             for j in 0..T {
-                let dst = out.as_mut_ptr().add((t0 + j) * w.rows + row0);
-                _mm512_mask_storeu_ps(dst, mask, _mm512_mul_ps(sums[u][j], scales));
+                let at = (t0 + j - out.first_token) * width + row0 - out.rows.start;
+                _mm512_mask_storeu_ps(out.ptr.add(at), mask, _mm512_mul_ps(sums[u][j], scales));
             }
         }
     }
@@ -323,9 +365,22 @@ mod tests {
             let mut a = Q8Activations::default();
             a.quantize(&x, n, cols);
             let mut fast = vec![f32::NAN; n * rows];
-            matmul(&q, &a, &mut fast);
+            matmul(&q, &a, 0..n, 0..rows, &mut fast);
             let mut plain = vec![f32::NAN; n * rows];
-            portable(&q, &a, &mut plain);
+            portable(&q, &a, 0..n, 0..rows, &mut plain);
+            // A part of the rows, or of the tokens, is the same part of the whole.
+            let tail = (rows / 2 / TILE * TILE)..rows;
+            let mut part = vec![f32::NAN; n * tail.len()];
+            matmul(&q, &a, 0..n, tail.clone(), &mut part);
+            for t in 0..n {
+                assert_eq!(
+                    part[t * tail.len()..(t + 1) * tail.len()],
+                    fast[t * rows + tail.start..(t + 1) * rows]
+                );
+            }
+            let mut last = vec![f32::NAN; rows];
+            matmul(&q, &a, n - 1..n, 0..rows, &mut last);
+            assert_eq!(last[..], fast[(n - 1) * rows..]);
             for t in 0..n {
                 for r in 0..rows {
                     let want: f64 = (0..cols)
@@ -358,7 +413,7 @@ mod tests {
         let mut a = Q8Activations::default();
         a.quantize(&x, n, cols);
         let mut out = vec![0.0; n * rows];
-        matmul(&q, &a, &mut out);
+        matmul(&q, &a, 0..n, 0..rows, &mut out);
         for t in 0..n {
             for r in 0..rows {
                 let exact: f32 = (0..cols).map(|c| w[r * cols + c] * x[t * cols + c]).sum();
