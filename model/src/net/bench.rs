@@ -12,7 +12,7 @@ use super::checkpoint::load_checkpoint;
 use super::config::LlamaConfig;
 use super::decode::{DecodeCache, Decoder};
 use super::decoder::Llama;
-use super::fast::{kernels, FastLlama, WeightFormat};
+use super::fast::{kernels, q8, FastLlama, WeightFormat};
 use super::generate::{greedy, Allowed};
 use super::train_step::{TrainBatch, Trainer, TrainerConfig};
 use super::Error;
@@ -81,11 +81,12 @@ pub struct BenchRow {
     /// `int8` or `bf16` (the fast CPU path, by its weights) or `burn` (the reference).
     pub decoder: &'static str,
     pub parameters: usize,
-    /// Weight bytes one decoded token reads, and its multiply-adds times two.
+    /// Bytes one decoded token reads (weights, keys and values at the session's mean
+    /// context), and its multiply-adds times two.
     pub bytes_per_token: usize,
     pub flops_per_token: usize,
     /// The rate this machine reads a buffer of `bytes_per_token`, again and again.
-    pub weights_gb_s: f64,
+    pub bytes_gb_s: f64,
     pub prefill_ms: f64,
     /// One step: read the action, decode the state.
     pub step_ms_p50: f64,
@@ -103,64 +104,109 @@ pub struct BenchRow {
     pub peak_rss_mib: Option<f64>,
 }
 
-/// What this machine can do, measured: the bound on a decoded token's time.
+/// What this machine can do, measured on as many threads as the decode path uses: the
+/// bound on a decoded token's time.
 #[derive(Debug, Clone, Copy)]
 pub struct MachineLimits {
-    /// Reading memory far larger than the caches, one thread.
+    pub threads: usize,
+    /// Reading memory far larger than the caches.
     pub memory_gb_s: f64,
-    /// The decode kernel on weights that sit in the cache, one thread.
-    pub kernel_gflop_s: f64,
+    /// The decode path's matrix kernels on weights that sit in the caches, by weights.
+    pub int8_gflop_s: f64,
+    pub bf16_gflop_s: f64,
 }
 
 impl MachineLimits {
-    /// Measures both (about a second).
+    /// Measures all three (a second or two).
     pub fn measure() -> Self {
-        let memory_gb_s = read_rate(256 << 20);
-        // Compute: one token through a 256 x 512 bf16 matrix (256 KiB), many times.
+        let threads = super::fast::decode_threads();
+        let memory_gb_s = read_rate(256 << 20, threads);
+        // Compute: one token through a 256 x 512 matrix (in the cache), many times, on
+        // each thread.
         let (rows, cols, reps) = (256, 512, 4000);
-        let w = vec![kernels::to_bf16(0.5); rows * cols];
-        let x = vec![1.0f32; cols];
-        let mut out = vec![0.0f32; rows];
-        let start = Instant::now();
-        for _ in 0..reps {
-            kernels::matmul(&w, rows, cols, std::hint::black_box(&x), 1, &mut out);
-        }
-        let seconds = start.elapsed().as_secs_f64();
-        std::hint::black_box(&out);
-        let kernel_gflop_s = (2 * rows * cols * reps) as f64 / seconds / 1e9;
+        let flops = (2 * rows * cols * reps * threads) as f64;
+        let w: Vec<f32> = (0..rows * cols).map(|i| (i % 7) as f32 - 3.0).collect();
+        let x = vec![0.5f32; cols];
+        let int8 = q8::Q8Weights::quantize(&w, rows, cols);
+        let int8_s = on_threads(threads, || {
+            let mut activations = q8::Q8Activations::default();
+            let mut out = vec![0.0f32; rows];
+            for _ in 0..reps {
+                activations.quantize(std::hint::black_box(&x), 1, cols);
+                q8::matmul(&int8, &activations, 0..1, 0..rows, &mut out);
+            }
+            std::hint::black_box(&out);
+        });
+        let bf16: Vec<kernels::Bf16> = w.iter().map(|&v| kernels::to_bf16(v)).collect();
+        let bf16_s = on_threads(threads, || {
+            let mut out = vec![0.0f32; rows];
+            for _ in 0..reps {
+                kernels::matmul(&bf16, rows, cols, std::hint::black_box(&x), 1, &mut out);
+            }
+            std::hint::black_box(&out);
+        });
         Self {
+            threads,
             memory_gb_s,
-            kernel_gflop_s,
+            int8_gflop_s: flops / int8_s / 1e9,
+            bf16_gflop_s: flops / bf16_s / 1e9,
         }
     }
 
-    /// The least time a token can take: its weights read (at the rate this machine
-    /// reads a buffer of their size over and over, as decoding does: from the caches
-    /// where they fit), or its arithmetic at the kernel's in-cache rate, whichever is
-    /// longer.
+    /// The least time a token can take: its bytes read (weights and the key/value
+    /// cache, at the rate this machine reads a buffer of their size over and over, as
+    /// decoding does: from the caches where they fit), or its arithmetic at the
+    /// kernel's in-cache rate, whichever is longer.
     pub fn token_ms(&self, row: &BenchRow) -> f64 {
-        let memory = row.bytes_per_token as f64 / (row.weights_gb_s * 1e9);
-        let compute = row.flops_per_token as f64 / (self.kernel_gflop_s * 1e9);
+        let memory = row.bytes_per_token as f64 / (row.bytes_gb_s * 1e9);
+        let rate = if row.decoder == "int8" {
+            self.int8_gflop_s
+        } else {
+            self.bf16_gflop_s
+        };
+        let compute = row.flops_per_token as f64 / (rate * 1e9);
         memory.max(compute) * 1e3
     }
 }
 
-/// GB/s at which one thread reads a buffer of `bytes`, again and again (best of a few
-/// passes, at least 256 MiB read in all).
-fn read_rate(bytes: usize) -> f64 {
-    let data = vec![1u64; (bytes / 8).max(1)];
-    let passes = ((256usize << 20) / bytes.max(1)).clamp(3, 10_000);
+/// Seconds `work` takes on `threads` threads at once (this one among them).
+fn on_threads(threads: usize, work: impl Fn() + Sync) -> f64 {
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(&work);
+        }
+        work();
+    });
+    start.elapsed().as_secs_f64()
+}
+
+/// GB/s at which `threads` threads read a buffer of `bytes` (a share each), again and
+/// again (best of a few rounds, at least 256 MiB read in all).
+fn read_rate(bytes: usize, threads: usize) -> f64 {
+    let share = (bytes / threads / 64).max(1) * 8; // u64s a thread, in whole cache lines
+    let buffers: Vec<Vec<u64>> = (0..threads).map(|_| vec![1u64; share]).collect();
+    let passes = ((256usize << 20) / (share * 8 * threads)).clamp(1, 2_000);
+    let next = std::sync::atomic::AtomicUsize::new(0);
     let mut best = f64::INFINITY;
-    for _ in 0..passes {
-        let start = Instant::now();
-        let sum: u64 = std::hint::black_box(&data)
-            .iter()
-            .copied()
-            .fold(0, u64::wrapping_add);
-        std::hint::black_box(sum);
-        best = best.min(start.elapsed().as_secs_f64());
+    for _ in 0..5 {
+        next.store(0, std::sync::atomic::Ordering::Relaxed);
+        let seconds = on_threads(threads, || {
+            let mine = &buffers[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)];
+            for _ in 0..passes {
+                // Eight independent sums, so the loop is bound by loads, not by adds.
+                let mut lanes = [0u64; 8];
+                for chunk in std::hint::black_box(mine).chunks_exact(8) {
+                    for i in 0..8 {
+                        lanes[i] = lanes[i].wrapping_add(chunk[i]);
+                    }
+                }
+                std::hint::black_box(lanes);
+            }
+        });
+        best = best.min(seconds);
     }
-    (data.len() * 8) as f64 / best / 1e9
+    (share * 8 * threads * passes) as f64 / best / 1e9
 }
 
 /// The bench's result, printable as a Markdown table.
@@ -308,12 +354,16 @@ fn bench_one<M: Decoder>(
         - (2 * config.num_hidden_layers + 1) * d;
     let heads_dim = config.num_attention_heads * config.head_dim();
     let mean_context = o.prefix_tokens + o.steps * (o.action_tokens + o.state_tokens) / 2;
+    // The cache holds f32 keys and values (the burn model's too).
+    let kv_dim = config.num_key_value_heads * config.head_dim();
+    let cache_bytes = config.num_hidden_layers * mean_context * 2 * kv_dim * 4;
+    let bytes = matrices * bytes_per_weight + d * 4 + cache_bytes;
     Ok(BenchRow {
         name: name.to_string(),
         decoder,
         parameters: config.num_parameters(),
-        bytes_per_token: matrices * bytes_per_weight + d * 4,
-        weights_gb_s: read_rate(matrices * bytes_per_weight),
+        bytes_per_token: bytes,
+        bytes_gb_s: read_rate(bytes, super::fast::decode_threads()),
         // Attention: a score and a weighted value per head dimension and position.
         flops_per_token: 2 * matrices + 4 * config.num_hidden_layers * heads_dim * mean_context,
         prefill_ms,
@@ -432,9 +482,9 @@ impl fmt::Display for BenchTable {
         if let Some(l) = &self.limits {
             writeln!(
                 f,
-                "measured here, one thread: memory {:.1} GB/s, the decode kernel {:.1} GFLOP/s on weights in cache; \
-                 limit = max(weight bytes / the rate a buffer of their size is read, FLOPs / the kernel's rate)",
-                l.memory_gb_s, l.kernel_gflop_s
+                "measured here on {} thread(s): memory {:.1} GB/s, the int8 and bf16 kernels {:.1} and {:.1} GFLOP/s on weights in cache; \
+                 limit = max(bytes read (weights, keys and values) / the rate a buffer of their size is read, FLOPs / the kernel's rate)",
+                l.threads, l.memory_gb_s, l.int8_gflop_s, l.bf16_gflop_s
             )?;
         }
         writeln!(

@@ -289,6 +289,12 @@ impl FastLlama {
         })
     }
 
+    /// The same model on `threads` threads (one or two) instead of the default's.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.team = Arc::new(Mutex::new(Team::new(threads)));
+        self
+    }
+
     pub fn config(&self) -> &LlamaConfig {
         &self.config
     }
@@ -519,7 +525,7 @@ impl Decoder for FastLlama {
 
 /// Threads a forward pass runs on: `NEURAL_THREADS` if set, else two where the machine
 /// has them (a token's work is too small to share among more).
-fn decode_threads() -> usize {
+pub(crate) fn decode_threads() -> usize {
     std::env::var("NEURAL_THREADS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -574,11 +580,16 @@ mod tests {
     /// A small random model saved in bf16, loaded both ways: the burn model then holds
     /// exactly the values the fast path packs, so the two differ only in the order of
     /// their sums.
-    fn both(tie: bool) -> (Llama<Cpu>, FastLlama) {
-        let device = Default::default();
+    fn both_config(tie: bool) -> LlamaConfig {
         let mut config = LlamaConfig::new(96, 64, 160, 2, 4, 2);
         config.max_position_embeddings = 96;
         config.tie_word_embeddings = tie;
+        config
+    }
+
+    fn both(tie: bool) -> (Llama<Cpu>, FastLlama) {
+        let device = Default::default();
+        let config = both_config(tie);
         let mut model = Llama::<Cpu>::init(&config, &device).unwrap();
         // Larger weights than the init gives, so greedy choices are not near-ties.
         model.embed_tokens.weight = model.embed_tokens.weight.map(|w| w * 20.0);
@@ -644,6 +655,31 @@ mod tests {
         cloned.truncate(prompt.len());
         let third = greedy(&fast, &mut cloned, &[9, 10], 20, &[], forced).unwrap();
         assert_eq!(third.tokens, a.tokens);
+    }
+
+    #[test]
+    fn one_thread_or_two_give_the_same_logits_to_the_bit() {
+        for format in [WeightFormat::Int8, WeightFormat::Bf16] {
+            let (burn, _) = both(true);
+            let config = both_config(true);
+            let one = FastLlama::from_burn(&burn, &config, format)
+                .unwrap()
+                .with_threads(1);
+            let two = one.clone().with_threads(2);
+            let (mut a, mut b) = (one.new_cache(), two.new_cache());
+            let prompt = [3u32, 14, 15, 9, 26, 5, 35, 89, 11, 4];
+            let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+            assert_eq!(
+                bits(one.extend_all(&prompt, &mut a).unwrap()),
+                bits(two.extend_all(&prompt, &mut b).unwrap())
+            );
+            for step in [&[7u32][..], &[41], &[2, 60, 11]] {
+                assert_eq!(
+                    bits(one.extend(step, &mut a).unwrap()),
+                    bits(two.extend(step, &mut b).unwrap())
+                );
+            }
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! [`SPIN`] goes to sleep on a condition variable, so an idle debugger does not burn a
 //! core.
 
+use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -30,10 +31,14 @@ struct Shared {
     posted: AtomicU64,
     /// The last job number the worker finished.
     finished: AtomicU64,
-    /// The job, valid while `posted` is ahead of `finished`.
-    job: Mutex<Option<Job<'static>>>,
-    /// Whether the worker is asleep, and the signal that wakes it.
-    asleep: Mutex<bool>,
+    /// The job: written by the caller before it raises `posted`, read by the worker
+    /// after it sees `posted` raised and before it raises `finished` (the two atomics
+    /// order the accesses, so no lock is taken per job).
+    job: UnsafeCell<Option<Job<'static>>>,
+    /// Whether the worker is (or is about to be) asleep, and the lock and signal it
+    /// sleeps on.
+    sleepy: AtomicBool,
+    asleep: Mutex<()>,
     wake: Condvar,
     /// A panic of the worker's part, handed to the caller.
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
@@ -50,8 +55,9 @@ impl Team {
         let shared = Arc::new(Shared {
             posted: AtomicU64::new(0),
             finished: AtomicU64::new(0),
-            job: Mutex::new(None),
-            asleep: Mutex::new(false),
+            job: UnsafeCell::new(None),
+            sleepy: AtomicBool::new(false),
+            asleep: Mutex::new(()),
             wake: Condvar::new(),
             panic: Mutex::new(None),
             quit: AtomicBool::new(false),
@@ -77,11 +83,8 @@ impl Team {
     /// Runs `job(0, first)` here and `job(1, second)` on the worker, and returns when
     /// both are done; without a worker, runs both here one after the other.
     pub fn run_pair<T: Send>(&self, first: T, second: T, job: &(dyn Fn(usize, T) + Sync)) {
-        let slots = [Mutex::new(Some(first)), Mutex::new(Some(second))];
-        let take = |part: usize| {
-            let piece = slots[part].lock().unwrap_or_else(|e| e.into_inner()).take();
-            piece.expect("each part runs once")
-        };
+        let slots = Slots([UnsafeCell::new(Some(first)), UnsafeCell::new(Some(second))]);
+        let take = |part: usize| slots.take(part);
         if self.worker.is_none() {
             job(0, take(0));
             job(1, take(1));
@@ -100,9 +103,12 @@ impl Team {
         // its raising `finished` to match, and this function does not return (nor
         // unwind: our part's panic is caught) before it has seen that.
         let job: Job<'static> = unsafe { std::mem::transmute::<Job<'_>, Job<'static>>(job) };
-        *shared.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(job);
-        let number = shared.posted.fetch_add(1, Ordering::Release) + 1;
-        if *shared.asleep.lock().unwrap_or_else(|e| e.into_inner()) {
+        // SAFETY: the worker has finished every earlier job (we waited for it), so it
+        // does not read `job` until it sees the `posted` raised below.
+        unsafe { *shared.job.get() = Some(job) };
+        let number = shared.posted.fetch_add(1, Ordering::SeqCst) + 1;
+        if shared.sleepy.load(Ordering::SeqCst) {
+            let _asleep = shared.asleep.lock().unwrap_or_else(|e| e.into_inner());
             shared.wake.notify_one();
         }
         let ours = catch_unwind(AssertUnwindSafe(|| job(0)));
@@ -123,10 +129,29 @@ impl Team {
     }
 }
 
+// SAFETY: `job` is the one field without a lock; see its comment for the order that
+// keeps its reads and writes apart.
+unsafe impl Sync for Shared {}
+unsafe impl Send for Shared {}
+
+/// Each part's piece of a pair, taken by that part alone.
+struct Slots<T>([UnsafeCell<Option<T>>; 2]);
+
+// SAFETY: a slot is only touched by the one part it belongs to (see `run_pair`).
+unsafe impl<T: Send> Sync for Slots<T> {}
+
+impl<T> Slots<T> {
+    /// The piece of `part`, which only that part's one run takes.
+    fn take(&self, part: usize) -> T {
+        // SAFETY: see the `Sync` impl: no other thread touches this slot.
+        unsafe { (*self.0[part].get()).take() }.expect("each part runs once")
+    }
+}
+
 impl Drop for Team {
     fn drop(&mut self) {
         if let Some((shared, handle)) = self.worker.take() {
-            shared.quit.store(true, Ordering::Release);
+            shared.quit.store(true, Ordering::SeqCst);
             let _guard = shared.asleep.lock().unwrap_or_else(|e| e.into_inner());
             shared.wake.notify_one();
             drop(_guard);
@@ -154,18 +179,23 @@ fn work(shared: &Shared) {
             std::hint::spin_loop();
             spins += 1;
             if spins % 1024 == 0 && since.elapsed() > SPIN {
+                // Say so before the last look at `posted` (both SeqCst): a caller that
+                // posts after that look sees `sleepy` and wakes us under the lock.
                 let mut asleep = shared.asleep.lock().unwrap_or_else(|e| e.into_inner());
-                *asleep = true;
-                while shared.posted.load(Ordering::Acquire) == done
+                shared.sleepy.store(true, Ordering::SeqCst);
+                while shared.posted.load(Ordering::SeqCst) == done
                     && !shared.quit.load(Ordering::Acquire)
                 {
                     asleep = shared.wake.wait(asleep).unwrap_or_else(|e| e.into_inner());
                 }
-                *asleep = false;
+                drop(asleep);
+                shared.sleepy.store(false, Ordering::SeqCst);
                 since = Instant::now();
             }
         }
-        let job = shared.job.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // SAFETY: the caller wrote the job before raising `posted` (seen above) and
+        // does not touch it again before we raise `finished`.
+        let job = unsafe { (*shared.job.get()).take() };
         if let Some(job) = job {
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| job(1))) {
                 *shared.panic.lock().unwrap_or_else(|e| e.into_inner()) = Some(panic);
