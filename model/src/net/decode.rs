@@ -97,7 +97,8 @@ pub enum CpuModel {
 /// The cache of a [`CpuModel`], of the same kind as the model.
 #[derive(Debug, Clone)]
 pub enum CpuCache {
-    Fast(super::fast::FastCache),
+    // Boxed: the fast cache carries its scratch buffers' headers inline.
+    Fast(Box<super::fast::FastCache>),
     Burn(KvCache<super::Cpu>),
 }
 
@@ -151,7 +152,7 @@ impl Decoder for CpuModel {
 
     fn new_cache(&self) -> CpuCache {
         match self {
-            CpuModel::Fast(m) => CpuCache::Fast(m.new_cache()),
+            CpuModel::Fast(m) => CpuCache::Fast(Box::new(m.new_cache())),
             CpuModel::Burn(_) => CpuCache::Burn(KvCache::new()),
         }
     }

@@ -155,7 +155,7 @@ pub fn matmul(
     out: &mut [f32],
 ) {
     assert_eq!(x.padded_cols, w.padded_cols, "activations of another width");
-    assert!(tokens.end <= x.n && rows.end <= w.rows && rows.start % TILE == 0);
+    assert!(tokens.end <= x.n && rows.end <= w.rows && rows.start.is_multiple_of(TILE));
     assert!(out.len() >= tokens.len() * rows.len());
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512vnni") {
@@ -168,6 +168,7 @@ pub fn matmul(
 }
 
 /// The reference kernel, in the same order of operations as the vector one.
+#[allow(clippy::needless_range_loop)] // columns index the weights' tiles and the row
 fn portable(
     w: &Q8Weights,
     x: &Q8Activations,
@@ -195,6 +196,7 @@ fn portable(
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::needless_range_loop)] // tiles and tokens index several arrays at once
 mod avx512 {
     use super::{Q8Activations, Q8Weights, BLOCK, GROUP, TILE};
     use std::arch::x86_64::*;

@@ -178,7 +178,7 @@ fn work(shared: &Shared) {
             }
             std::hint::spin_loop();
             spins += 1;
-            if spins % 1024 == 0 && since.elapsed() > SPIN {
+            if spins.is_multiple_of(1024) && since.elapsed() > SPIN {
                 // Say so before the last look at `posted` (both SeqCst): a caller that
                 // posts after that look sees `sleepy` and wakes us under the lock.
                 let mut asleep = shared.asleep.lock().unwrap_or_else(|e| e.into_inner());
