@@ -6,6 +6,16 @@
 /// Positions whose keys are stored together, transposed: the lanes of one vector.
 pub const POSITIONS: usize = 16;
 
+/// One query head at one position: the cache's head it reads and how far.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a> {
+    pub kv_head: usize,
+    pub query: &'a [f32],
+    /// Positions it attends to (0..seen).
+    pub seen: usize,
+    pub scale: f32,
+}
+
 /// One layer's keys and values, in space for every position the model can hold.
 #[derive(Debug, Clone)]
 pub struct LayerCache {
@@ -43,72 +53,46 @@ impl LayerCache {
         self.values[at..at + hd].copy_from_slice(value);
     }
 
-    /// `out = softmax(q · keys[..seen] * scale) · values[..seen]` for one query head
-    /// reading `kv_head`; `scores` is scratch of at least `seen` rounded up to a block.
-    pub fn attend(
-        &self,
-        kv_head: usize,
-        query: &[f32],
-        seen: usize,
-        scale: f32,
-        scores: &mut [f32],
-        out: &mut [f32],
-    ) {
+    /// `out = softmax(q · keys[..seen] * scale) · values[..seen]` for one query head;
+    /// `scores` is scratch of at least `seen` rounded up to a block.
+    pub fn attend(&self, q: &Query, scores: &mut [f32], out: &mut [f32]) {
         // Called from the team's jobs (closures, which do not inherit the decode path's
         // target features), so it picks its own.
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F, checked just above.
-            return unsafe { self.attend_avx512(kv_head, query, seen, scale, scores, out) };
+            return unsafe { self.attend_avx512(q, scores, out) };
         }
-        self.attend_sized(kv_head, query, seen, scale, scores, out)
+        self.attend_sized(q, scores, out)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
-    unsafe fn attend_avx512(
-        &self,
-        kv_head: usize,
-        query: &[f32],
-        seen: usize,
-        scale: f32,
-        scores: &mut [f32],
-        out: &mut [f32],
-    ) {
-        self.attend_sized(kv_head, query, seen, scale, scores, out)
+    unsafe fn attend_avx512(&self, q: &Query, scores: &mut [f32], out: &mut [f32]) {
+        self.attend_sized(q, scores, out)
     }
 
     #[inline(always)]
-    fn attend_sized(
-        &self,
-        kv_head: usize,
-        query: &[f32],
-        seen: usize,
-        scale: f32,
-        scores: &mut [f32],
-        out: &mut [f32],
-    ) {
+    fn attend_sized(&self, q: &Query, scores: &mut [f32], out: &mut [f32]) {
         // A head size known when compiling keeps every sum in registers.
         match self.head_dim {
-            64 => self.attend_in::<64>(kv_head, query, seen, scale, scores, out),
-            128 => self.attend_in::<128>(kv_head, query, seen, scale, scores, out),
-            32 => self.attend_in::<32>(kv_head, query, seen, scale, scores, out),
-            16 => self.attend_in::<16>(kv_head, query, seen, scale, scores, out),
-            _ => self.attend_in::<0>(kv_head, query, seen, scale, scores, out),
+            64 => self.attend_in::<64>(q, scores, out),
+            128 => self.attend_in::<128>(q, scores, out),
+            32 => self.attend_in::<32>(q, scores, out),
+            16 => self.attend_in::<16>(q, scores, out),
+            _ => self.attend_in::<0>(q, scores, out),
         }
     }
 
     /// [`Self::attend`] for heads of `HD` dimensions (0: any, known at run time).
     #[inline(always)]
-    fn attend_in<const HD: usize>(
-        &self,
-        kv_head: usize,
-        query: &[f32],
-        seen: usize,
-        scale: f32,
-        scores: &mut [f32],
-        out: &mut [f32],
-    ) {
+    fn attend_in<const HD: usize>(&self, q: &Query, scores: &mut [f32], out: &mut [f32]) {
+        let Query {
+            kv_head,
+            query,
+            seen,
+            scale,
+        } = *q;
         let hd = if HD == 0 { self.head_dim } else { HD };
         let blocks = seen.div_ceil(POSITIONS);
         let keys = &self.keys[kv_head * self.blocks * hd * POSITIONS..];
@@ -313,7 +297,13 @@ mod tests {
             let scale = 1.0 / (hd as f32).sqrt();
             let mut scores = vec![0.0; capacity.div_ceil(POSITIONS) * POSITIONS];
             let mut out = vec![0.0; hd];
-            cache.attend(1, &q, seen, scale, &mut scores, &mut out);
+            let head = Query {
+                kv_head: 1,
+                query: &q,
+                seen,
+                scale,
+            };
+            cache.attend(&head, &mut scores, &mut out);
             let raw: Vec<f64> = (0..seen)
                 .map(|p| {
                     (0..hd).map(|d| (q[d] * value(p, d, 1)) as f64).sum::<f64>() * scale as f64

@@ -24,7 +24,7 @@ use super::config::LlamaConfig;
 use super::decode::{DecodeCache, Decoder};
 use super::decoder::Llama;
 use super::Error;
-use attend::{rms_norm, swiglu, LayerCache, POSITIONS};
+use attend::{rms_norm, swiglu, LayerCache, Query, POSITIONS};
 use kernels::{matmul, to_bf16, Bf16};
 use q8::{Q8Activations, Q8Weights};
 use team::{halves, Team};
@@ -408,8 +408,13 @@ impl FastLlama {
             let attend = |t: usize, heads: Range<usize>, out: &mut [f32], scores: &mut [f32]| {
                 let seen = start + t + 1; // causal: positions 0..=start + t
                 for (h, out) in heads.zip(out.chunks_exact_mut(hd)) {
-                    let q = &qkv[t * qkv_dim + h * hd..t * qkv_dim + (h + 1) * hd];
-                    kv.attend(h / group, q, seen, scale, scores, out);
+                    let query = Query {
+                        kv_head: h / group,
+                        query: &qkv[t * qkv_dim + h * hd..t * qkv_dim + (h + 1) * hd],
+                        seen,
+                        scale,
+                    };
+                    kv.attend(&query, scores, out);
                 }
             };
             let (scores_a, scores_b) = s.scores.split_at_mut(score_room);
