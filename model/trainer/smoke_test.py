@@ -7,7 +7,7 @@ A tiny dataset of generated programs, a tiny model trained a few dozen steps thr
   3. burn (`neural-model logits`) and PyTorch give the same logits for it;
   4. resuming continues from the checkpoint with its optimizer state;
   5. the same run under `torchrun --nproc_per_node 2` (gloo) follows the one-process loss;
-  6. a deeper run grown from the checkpoint (`[torch] init_from`) starts out computing
+  6. a deeper and wider run grown from the checkpoint (`[torch] init_from`) starts out computing
      what the checkpoint does, with its tokenizer, and trains on.
 Prints "N passed, N failed" last; exits non-zero if any check failed.
 
@@ -159,10 +159,12 @@ def main():
         check("torchrun with 2 processes follows the 1-process loss within 2%",
               len(curves[1]) == len(curves[2]) > 0 and gap < 0.02, f"curves {curves}")
 
-        # A 3-layer run grown from the 2-layer checkpoint: same tokenizer, same logits.
+        # A 3-layer run with a wider feed-forward layer grown from the 2-layer checkpoint:
+        # same tokenizer, same logits.
         grown = tmp / "grown"
         config.write_text(CONFIG.format(data=data, out=grown, steps=10).replace(
-            "layers = 2", "layers = 3") + f'\n[torch]\ninit_from = "{checkpoint}"\n')
+            "layers = 2", "layers = 3").replace("intermediate_size = 128", "intermediate_size = 192")
+            + f'\n[torch]\ninit_from = "{checkpoint}"\n')
         subprocess.run([neural_model, "train", "--config", config], check=True, env=env,
                        capture_output=True)
         sys.path.insert(0, str(grown))
@@ -180,7 +182,8 @@ def main():
         same_tokenizer = (grown / "tokenizer.json").read_bytes() == (checkpoint / "tokenizer.json").read_bytes()
         trained = json.loads((grown / "checkpoint" / "state.json").read_text())["step"] == 10
         check("a run grown from the checkpoint starts where it is and trains on",
-              diff < 1e-5 and same_tokenizer and trained and fresh.config.num_hidden_layers == 3,
+              diff < 1e-5 and same_tokenizer and trained and fresh.config.num_hidden_layers == 3
+              and fresh.config.intermediate_size == 192,
               f"max logit difference {diff}, same tokenizer {same_tokenizer}, trained {trained}")
 
     passed = sum(results)

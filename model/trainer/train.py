@@ -211,21 +211,27 @@ def load_model(out, encoded, run, c):
 
 
 def grow_from(model, start, run):
-    """Start `model` from the checkpoint in `start`. A deeper model gets the checkpoint's
-    layers spread evenly; each layer between them has zero output projections, so it
-    adds nothing to the residual stream until training moves it (function-preserving
-    depth growth). Every other shape must match the checkpoint's."""
+    """Start `model` from the checkpoint in `start`, computing what it computes. A deeper
+    model gets the checkpoint's layers spread evenly; each layer between them has zero
+    output projections, so it adds nothing to the residual stream until training moves
+    it. A wider feed-forward layer keeps the checkpoint's neurons and adds new ones
+    (initialised as usual) whose down-projection columns start at zero. Every other
+    shape must match the checkpoint's."""
     source = LlamaForCausalLM.from_pretrained(start, dtype=torch.float32)
-    for key in ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
+    for key in ("hidden_size", "num_attention_heads", "num_key_value_heads",
                 "vocab_size", "tie_word_embeddings"):
         if getattr(source.config, key) != getattr(model.config, key):
             raise SystemExit(
                 f"[torch] init_from: {start} has {key} = {getattr(source.config, key)} but the "
-                f"config asks for {getattr(model.config, key)}; only the depth may grow"
+                f"config asks for {getattr(model.config, key)}; only the depth and the "
+                "feed-forward width may grow"
             )
     old, new = source.config.num_hidden_layers, model.config.num_hidden_layers
     if new < old:
         raise SystemExit(f"[torch] init_from: {start} has {old} layers, more than the config's {new}")
+    narrow, wide = source.config.intermediate_size, model.config.intermediate_size
+    if wide < narrow:
+        raise SystemExit(f"[torch] init_from: {start} has intermediate_size {narrow}, more than the config's {wide}")
     # Source layer i lands at round(i * new / old): 4 into 8 gives 0, 2, 4, 6.
     placed = {round(i * new / old): i for i in range(old)}
     with torch.no_grad():
@@ -234,12 +240,19 @@ def grow_from(model, start, run):
         if not model.config.tie_word_embeddings:
             model.lm_head.weight.copy_(source.lm_head.weight)
         for j, layer in enumerate(model.model.layers):
-            if j in placed:
-                layer.load_state_dict(source.model.layers[placed[j]].state_dict())
-            else:
+            layer.mlp.down_proj.weight.zero_()
+            if j not in placed:
                 layer.self_attn.o_proj.weight.zero_()
-                layer.mlp.down_proj.weight.zero_()
-    run.say(f"starting from {start} ({old} layers" + (f", grown to {new})" if new > old else ")"))
+                continue
+            given = source.model.layers[placed[j]]
+            for name, value in given.state_dict().items():
+                target = layer.get_parameter(name)
+                # A feed-forward matrix's first `narrow` rows (gate, up) or columns (down).
+                target[tuple(slice(0, n) for n in value.shape)].copy_(value)
+    grown = [f"{old} layers"] + ([f"grown to {new}"] if new > old else [])
+    if wide > narrow:
+        grown.append(f"feed-forward {narrow} widened to {wide}")
+    run.say(f"starting from {start} ({', '.join(grown)})")
 
 
 def save(model, optimizer, state, out, run):

@@ -509,8 +509,8 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12]: [TrainConfig;
-            9] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8]: [TrainConfig;
+            10] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
@@ -520,6 +520,7 @@ mod tests {
             include_str!("../../configs/deep8-s5.toml"),
             include_str!("../../configs/deep12.toml"),
             include_str!("../../configs/deep12-s12.toml"),
+            include_str!("../../configs/wide8.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
         for other in [
@@ -532,6 +533,7 @@ mod tests {
             &deep8_s5,
             &deep12,
             &deep12_s12,
+            &wide8,
         ] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
@@ -555,6 +557,21 @@ mod tests {
             ..deep12.model.clone()
         };
         assert_eq!(format!("{as_deep8:?}"), format!("{:?}", deep8.model));
+        // The width candidate differs from deep8-s5 in its feed-forward width alone, and
+        // trains on the same batches.
+        let as_s5 = ModelConfig {
+            intermediate_size: deep8_s5.model.intermediate_size,
+            ..wide8.model.clone()
+        };
+        assert_eq!(format!("{as_s5:?}"), format!("{:?}", deep8_s5.model));
+        assert_eq!(
+            wide8.model.intermediate_size,
+            2 * deep8_s5.model.intermediate_size
+        );
+        assert_eq!(
+            (wide8.seed, wide8.steps, &wide8.more_train),
+            (deep8_s5.seed, deep8_s5.steps, &deep8_s5.more_train)
+        );
         // Its second leg continues it on the same shape.
         assert_eq!(
             format!("{:?}", deep12_s12.model),
