@@ -4,10 +4,12 @@
 //!
 //! burn's CPU backend spends a decode step dispatching and allocating dozens of small
 //! tensor operations; the arithmetic itself is a few million multiply-adds. Here each
-//! layer is four matrix products ([`kernels::matmul`], bf16 weights, f32 sums) and
-//! fused loops for RMSNorm, RoPE, attention over the preallocated key/value cache and
-//! SwiGLU. The burn model ([`super::Llama`]) stays the reference: the two agree on
-//! logits (`tests` below) and on greedy decodes.
+//! layer is four matrix products ([`q8`]: int8 weights and activations summed in
+//! integers; [`kernels`]: bf16 weights, f32 sums) and vectorised loops for RMSNorm, RoPE,
+//! attention over the preallocated key/value cache and SwiGLU (`attend`). A second
+//! thread takes half of each product and of each layer's attention (`team`). The burn
+//! model ([`super::Llama`]) stays the reference: the two agree on logits (`tests` below)
+//! and on greedy decodes.
 
 mod attend;
 pub mod kernels;
