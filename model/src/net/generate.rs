@@ -93,10 +93,16 @@ pub fn greedy<M: Decoder>(
             }
             _ => {
                 run.read_up_to(run.tokens.len())?;
-                let (token, logprob) = pick(&run.next, &allowed, run.tokens.len())?;
+                // One normalisation over the vocabulary serves the token's score and, when
+                // any token may follow, its choice's (2,048 exponentials a token, once).
+                let all = log_sum_exp(&run.next);
+                let (token, logprob) = pick(&run.next, &allowed, run.tokens.len(), all)?;
                 run.tokens.push(token);
                 run.logprobs.push(logprob);
-                let among = allowed_log_sum_exp(&run.next, &allowed);
+                let among = match &allowed {
+                    Allowed::Any => all,
+                    Allowed::Only(_) => allowed_log_sum_exp(&run.next, &allowed),
+                };
                 run.choices.push(run.next[token as usize] - among);
                 run.runner_up
                     .push(runner_up(&run.next, &allowed, token, among));
@@ -206,8 +212,9 @@ fn score(logits: &[f32], token: u32) -> f32 {
     logits[token as usize] - log_sum_exp(logits)
 }
 
-/// The allowed token with the highest logit, and its log-softmax over all logits.
-fn pick(logits: &[f32], allowed: &Allowed, after: usize) -> Result<(u32, f32), Error> {
+/// The allowed token with the highest logit, and its log-softmax over all logits
+/// (`all`: their log-sum-exp).
+fn pick(logits: &[f32], allowed: &Allowed, after: usize, all: f32) -> Result<(u32, f32), Error> {
     let best = match allowed {
         Allowed::Any => argmax(logits.iter().copied().enumerate()),
         Allowed::Only(ids) => argmax(
@@ -216,8 +223,8 @@ fn pick(logits: &[f32], allowed: &Allowed, after: usize) -> Result<(u32, f32), E
                 .map(|&id| (id as usize, logits[id as usize])),
         ),
     };
-    let (index, _) = best.ok_or(Error::NoAllowedToken { after })?;
-    Ok((index as u32, score(logits, index as u32)))
+    let (index, logit) = best.ok_or(Error::NoAllowedToken { after })?;
+    Ok((index as u32, logit - all))
 }
 
 fn argmax(items: impl Iterator<Item = (usize, f32)>) -> Option<(usize, f32)> {
@@ -240,17 +247,17 @@ mod tests {
     #[test]
     fn pick_respects_the_constraint_and_normalises_over_the_vocabulary() {
         let logits = [1.0f32, 3.0, 2.0];
-        let (t, lp) = pick(&logits, &Allowed::Any, 0).unwrap();
+        let (t, lp) = pick(&logits, &Allowed::Any, 0, log_sum_exp(&logits)).unwrap();
         assert_eq!(t, 1);
         let z: f32 = logits.iter().map(|x| x.exp()).sum();
         assert!((lp - (3.0f32.exp() / z).ln()).abs() < 1e-6);
 
-        let (t, lp) = pick(&logits, &Allowed::Only(vec![0, 2]), 0).unwrap();
+        let (t, lp) = pick(&logits, &Allowed::Only(vec![0, 2]), 0, log_sum_exp(&logits)).unwrap();
         assert_eq!(t, 2);
         assert!((lp - (2.0f32.exp() / z).ln()).abs() < 1e-6);
 
         assert!(matches!(
-            pick(&logits, &Allowed::Only(vec![7]), 4),
+            pick(&logits, &Allowed::Only(vec![7]), 4, log_sum_exp(&logits)),
             Err(Error::NoAllowedToken { after: 4 })
         ));
     }
