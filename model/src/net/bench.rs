@@ -128,7 +128,7 @@ impl MachineLimits {
         let w: Vec<f32> = (0..rows * cols).map(|i| (i % 7) as f32 - 3.0).collect();
         let x = vec![0.5f32; cols];
         let int8 = q8::Q8Weights::quantize(&w, rows, cols);
-        let int8_s = on_threads(threads, || {
+        let int8_s = on_threads(threads, |_| {
             let mut activations = q8::Q8Activations::default();
             let mut out = vec![0.0f32; rows];
             for _ in 0..reps {
@@ -138,7 +138,7 @@ impl MachineLimits {
             std::hint::black_box(&out);
         });
         let bf16: Vec<kernels::Bf16> = w.iter().map(|&v| kernels::to_bf16(v)).collect();
-        let bf16_s = on_threads(threads, || {
+        let bf16_s = on_threads(threads, |_| {
             let mut out = vec![0.0f32; rows];
             for _ in 0..reps {
                 kernels::matmul(&bf16, rows, cols, std::hint::black_box(&x), 1, &mut out);
@@ -169,14 +169,15 @@ impl MachineLimits {
     }
 }
 
-/// Seconds `work` takes on `threads` threads at once (this one among them).
-fn on_threads(threads: usize, work: impl Fn() + Sync) -> f64 {
+/// Seconds `work(i)` takes on threads `i` = 0..threads at once (this one is 0).
+fn on_threads(threads: usize, work: impl Fn(usize) + Sync) -> f64 {
     let start = Instant::now();
     std::thread::scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(&work);
+        for i in 1..threads {
+            let work = &work;
+            scope.spawn(move || work(i));
         }
-        work();
+        work(0);
     });
     start.elapsed().as_secs_f64()
 }
@@ -187,12 +188,10 @@ fn read_rate(bytes: usize, threads: usize) -> f64 {
     let share = (bytes / threads / 64).max(1) * 8; // u64s a thread, in whole cache lines
     let buffers: Vec<Vec<u64>> = (0..threads).map(|_| vec![1u64; share]).collect();
     let passes = ((256usize << 20) / (share * 8 * threads)).clamp(1, 2_000);
-    let next = std::sync::atomic::AtomicUsize::new(0);
     let mut best = f64::INFINITY;
     for _ in 0..5 {
-        next.store(0, std::sync::atomic::Ordering::Relaxed);
-        let seconds = on_threads(threads, || {
-            let mine = &buffers[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)];
+        let seconds = on_threads(threads, |i| {
+            let mine = &buffers[i];
             for _ in 0..passes {
                 // Eight independent sums, so the loop is bound by loads, not by adds.
                 let mut lanes = [0u64; 8];

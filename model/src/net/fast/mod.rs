@@ -29,7 +29,7 @@ use super::Error;
 use attend::{rms_norm, swiglu, LayerCache, Query, POSITIONS};
 use kernels::{matmul, to_bf16, Bf16};
 use q8::{Q8Activations, Q8Weights};
-use team::{halves, Team};
+use team::Team;
 
 /// How the weight matrices are stored (norms and the embedding table stay f32).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,19 +101,14 @@ impl Matrix {
             quantized.quantize(x, n, self.cols);
         }
         let quantized = &*quantized;
-        let out = &mut out[..n * self.rows];
-        let all_rows = 0..self.rows;
         if n == 1 {
-            let [a, b] = halves(self.rows, q8::TILE);
-            let (first, second) = out.split_at_mut(a.end);
-            team.run_pair((a, first), (b, second), &|_, (rows, piece)| {
+            let rows = (self.rows, q8::TILE, 1);
+            team.split(out, rows, [(), ()], &|rows, piece, _| {
                 self.product(x, quantized, 0..1, rows, piece)
             });
         } else {
-            let [a, b] = halves(n, 1);
-            let (first, second) = out.split_at_mut(a.end * self.rows);
-            team.run_pair((a, first), (b, second), &|_, (tokens, piece)| {
-                self.product(x, quantized, tokens, all_rows.clone(), piece)
+            team.split(out, (n, 1, self.rows), [(), ()], &|tokens, piece, _| {
+                self.product(x, quantized, tokens, 0..self.rows, piece)
             });
         }
     }
@@ -420,27 +415,21 @@ impl FastLlama {
                 }
             };
             let (scores_a, scores_b) = s.scores.split_at_mut(score_room);
-            let attended = &mut s.attended[..n * q_dim];
+            let scores = [scores_a, scores_b];
             if n == 1 {
-                let [a, b] = halves(heads, 1);
-                let (first, second) = attended.split_at_mut(a.end * hd);
-                team.run_pair(
-                    (a, first, scores_a),
-                    (b, second, scores_b),
-                    &|_, (heads, out, scores)| attend(0, heads, out, scores),
+                team.split(
+                    &mut s.attended,
+                    (heads, 1, hd),
+                    scores,
+                    &|heads, out, scores| attend(0, heads, out, scores),
                 );
             } else {
-                let [a, b] = halves(n, 1);
-                let (first, second) = attended.split_at_mut(a.end * q_dim);
-                team.run_pair(
-                    (a, first, scores_a),
-                    (b, second, scores_b),
-                    &|_, (tokens, out, scores)| {
-                        for (t, out) in tokens.zip(out.chunks_exact_mut(q_dim)) {
-                            attend(t, 0..heads, out, scores);
-                        }
-                    },
-                );
+                let tokens = (n, 1, q_dim);
+                team.split(&mut s.attended, tokens, scores, &|tokens, out, scores| {
+                    for (t, out) in tokens.zip(out.chunks_exact_mut(q_dim)) {
+                        attend(t, 0..heads, out, scores);
+                    }
+                });
             }
             layer
                 .o

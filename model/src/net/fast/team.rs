@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 /// How long a worker spins for the next job before it sleeps.
 const SPIN: Duration = Duration::from_micros(200);
 
+/// A job on one half of a range: the half, its rows of the output, its own extra.
+type HalfJob<'a, E> = dyn Fn(std::ops::Range<usize>, &mut [f32], E) + Sync + 'a;
+
 /// A job both threads run: called with the part (0 for the caller, 1 for the worker).
 type Job<'a> = &'a (dyn Fn(usize) + Sync);
 
@@ -91,6 +94,24 @@ impl Team {
             return;
         }
         self.run(&|part| job(part, take(part)));
+    }
+
+    /// Runs `job(range, piece, extra)` on each half of `0..len` (split at a whole
+    /// multiple of `unit`), where `piece` is the half's rows of `out` (`width` values
+    /// each) and `extra` the half's own of the two.
+    pub fn split<E: Send>(
+        &self,
+        out: &mut [f32],
+        (len, unit, width): (usize, usize, usize),
+        extra: [E; 2],
+        job: &HalfJob<'_, E>,
+    ) {
+        let [a, b] = halves(len, unit);
+        let (first, second) = out[..len * width].split_at_mut(a.end * width);
+        let [ea, eb] = extra;
+        self.run_pair((a, first, ea), (b, second, eb), &|_, (range, piece, e)| {
+            job(range, piece, e)
+        });
     }
 
     /// Runs `job(0)` here and `job(1)` on the worker (if any), and returns when both
@@ -207,7 +228,7 @@ fn work(shared: &Shared) {
 }
 
 /// `0..len` in two halves, split at a whole multiple of `unit`.
-pub fn halves(len: usize, unit: usize) -> [std::ops::Range<usize>; 2] {
+fn halves(len: usize, unit: usize) -> [std::ops::Range<usize>; 2] {
     let mid = (len.div_ceil(unit) / 2 * unit).min(len);
     [0..mid, mid..len]
 }
