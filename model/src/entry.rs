@@ -4,7 +4,7 @@
 //! arguments bound. Arguments (and module-level constants, shown as globals) must be
 //! Python literals; their reprs are written as Python writes them.
 
-use crate::program::lexer::without_comment;
+use crate::program::lexer::{split_top, without_comment};
 use crate::repr::{Kind, Repr};
 use crate::state::{Event, State, Vars};
 
@@ -240,45 +240,6 @@ fn signature_text(lines: &[&str], start: usize) -> Option<String> {
         }
     }
     None
-}
-
-/// Split at commas that are not inside brackets or strings.
-pub(crate) fn split_top(text: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut depth = 0;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    let mut current = String::new();
-    for c in text.chars() {
-        if let Some(q) = quote {
-            current.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        match c {
-            '\'' | '"' => quote = Some(c),
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(std::mem::take(&mut current));
-                continue;
-            }
-            _ => {}
-        }
-        current.push(c);
-    }
-    parts.push(current);
-    parts
-        .into_iter()
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
-        .collect()
 }
 
 /// Bind call arguments to the parameters as Python does (positional, keyword,

@@ -10,7 +10,7 @@
 //! at a random state in full teach the model this shape too).
 
 use crate::action::{Action, ExceptionStops};
-use crate::constraints::{value_of, Bindings, NextState, Reach};
+use crate::constraints::{value_of, Bindings, BodyRules, NextState};
 use crate::grammar::{Body, BodySpec};
 use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
 use crate::net::{
@@ -20,9 +20,11 @@ use crate::program::ProgramModel;
 use crate::state::{Event, State};
 use crate::tokenizer::Tokenizer;
 use crate::tree::Outcome;
+use crate::trie::Trie;
 use burn::tensor::backend::Backend;
 use indexmap::IndexMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 pub use crate::weights::default_dir as default_model_dir;
 
@@ -864,11 +866,10 @@ impl<M: Decoder> Predictor<M> {
 struct Grammar<'a, M: Decoder> {
     predictor: &'a Predictor<M>,
     next: NextState<'a>,
-    /// The body's spec, worked out once: a prediction's header never changes after
-    /// its body has begun.
-    spec: std::cell::OnceCell<BodySpec>,
-    /// The locals a call's state must hold, worked out once (see `bound_arguments`).
-    arguments: std::cell::OnceCell<Option<String>>,
+    /// The body rules of each header, worked out on first use (see `body_rules`).
+    bodies: std::cell::RefCell<Vec<(String, Rc<BodyRules>)>>,
+    /// The headers each event allows, worked out on first use (see `headers`).
+    headers: std::cell::RefCell<Vec<((String, bool), Rc<Trie>)>>,
 }
 
 impl<'a, M: Decoder> Grammar<'a, M> {
@@ -883,8 +884,8 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         Grammar {
             predictor,
             next: NextState::new(program, prev, came_from, caller, action),
-            spec: std::cell::OnceCell::new(),
-            arguments: std::cell::OnceCell::new(),
+            bodies: Default::default(),
+            headers: Default::default(),
         }
     }
 
@@ -897,9 +898,6 @@ impl<'a, M: Decoder> Grammar<'a, M> {
             .iter()
             .flat_map(|&t| p.token_bytes[t as usize].iter().copied())
             .collect();
-        if let Some(allowed) = self.source_line(&bytes) {
-            return allowed;
-        }
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let special = |name: &str| p.special[name];
         let events = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"].map(special);
@@ -943,123 +941,99 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         // A state: `EVENT LINE DEPTH FUNCTION`, the line's text, then its body.
         let mut parts = body.splitn(3, '\n');
         if let (Some(header), Some(_), Some(rest)) = (parts.next(), parts.next(), parts.next()) {
-            let spec = self
-                .spec
-                .get_or_init(|| self.next.body_spec(header, at_start));
-            let allowed = self.continue_body(Body::state(spec), tail(&bytes, &text, rest));
-            let arguments = self
-                .arguments
-                .get_or_init(|| self.next.bound_arguments(header))
-                .as_deref();
-            if let Some(expected) = arguments.filter(|e| rest.len() < e.len()) {
-                return self.only_toward(allowed, tail(&bytes, &text, rest), &[expected]);
-            }
-            let bindings = self.next.bindings().or(self.next.kept(header));
-            // (A name with no value to take is left to the model: no dead end.)
-            let targets = bindings.iter().flat_map(|b| &b.targets);
-            for target in targets.filter(|t| !t.options.is_empty()) {
-                if let Some(written) = value_of(rest, &target.name) {
-                    let written = tail(&bytes, &text, written);
-                    let options = target.options.iter().map(String::as_bytes);
-                    if !options.clone().any(|o| written.starts_with(o)) {
-                        return self.only_toward(allowed, written, &target.options);
-                    }
-                }
-            }
-            let allowed = match bindings {
-                Some(bindings) => self.values_begun_right(allowed, rest, bindings),
-                None => allowed,
-            };
-            if let Some(at) = rest.rfind(language::STDOUT) {
-                if let Some(printed) = self.next.printed_by_step(header) {
-                    let written = tail(&bytes, &text, &rest[at + language::STDOUT.len()..]);
-                    return self.only_printing(allowed, written, printed);
-                }
-            }
-            return match self.next.returned_value(header, rest) {
-                Some(expected) => {
-                    let at = rest.rfind(language::VALUE).expect("the value has begun");
-                    let written = &rest[at + language::VALUE.len()..];
-                    self.only_toward(allowed, tail(&bytes, &text, written), &[&expected])
-                }
-                None => allowed,
-            };
+            let rules = self.body_rules(header, at_start);
+            return self.body_allows(&rules, |part| tail(&bytes, &text, part), rest);
         }
-        // The frames the step can reach depend on the event alone: once per token.
-        let event = body.find("|>").map(|split| &body[..split + 2]);
-        let frames = event
-            .filter(|_| !at_start)
-            .and_then(|e| self.next.frames(e));
-        let flow = event
-            .filter(|_| !at_start)
-            .and_then(|e| self.next.flow_lines(e));
-        let reach = Reach {
-            frames: frames.as_deref(),
-            flow: flow.as_ref(),
+        // The header, then the line's text: one of the headers the step allows.
+        let Some(split) = body.find("|>") else {
+            return self.tokens(|_| true);
         };
-        // A function's name may hold characters that a token splits: those tokens are
-        // judged by their bytes, joined to any piece of a character the last one left.
-        let Some((whole, begun)) = crate::grammar::split_utf8(&bytes) else {
-            return Allowed::Only(Vec::new());
-        };
-        let allowed = (0..p.token_text.len() as u32)
-            .filter(|&id| {
-                let (_, is_special) = &p.token_text[id as usize];
-                if *is_special {
-                    return false;
-                }
-                let own = &p.token_bytes[id as usize];
-                let joined;
-                let bytes = if begun.is_empty() {
-                    own.as_slice()
-                } else {
-                    joined = [begun, own].concat();
-                    &joined
-                };
-                match crate::grammar::split_utf8(bytes) {
-                    Some((piece, [])) => self.next.header_admits(whole, piece, &reach),
-                    Some((piece, begun)) => {
-                        self.next.header_admits_begun(whole, piece, begun, &reach)
-                    }
-                    None => false,
-                }
-            })
-            .collect();
-        Allowed::Only(allowed)
+        let after_event = tail(&bytes, &text, &body[split + 2..]);
+        let headers = self.headers(&body[..split + 2], at_start);
+        let cursor = headers.walk(after_event);
+        self.tokens(|piece| cursor.admits(piece))
     }
 
-    /// While the state's source line is being written (its header done): the tokens
-    /// that write that line byte for byte, then open the locals. Bytes, not text: a
-    /// token may end inside a character.
-    fn source_line(&self, bytes: &[u8]) -> Option<Allowed> {
-        let p = self.predictor;
-        let start = language::AT_START.as_bytes();
-        let body = bytes.strip_prefix(start).unwrap_or(bytes);
-        let event_end = body.windows(2).position(|w| w == b"|>")? + 2;
-        let after_event = &body[event_end..];
-        let newline = after_event.iter().position(|&b| b == b'\n')?;
-        let written = &after_event[newline + 1..];
-        if written.contains(&b'\n') {
-            return None; // the line is done
+    /// What the body rules say of the state `header` begins: worked out once per
+    /// header (a branch of the decode may write another).
+    fn body_rules(&self, header: &str, at_start: bool) -> Rc<BodyRules> {
+        let mut known = self.bodies.borrow_mut();
+        if let Some((_, rules)) = known.iter().find(|(h, _)| h == header) {
+            return rules.clone();
         }
-        let header = std::str::from_utf8(&after_event[..newline]).ok()?;
-        let number: usize = header.split(' ').next()?.parse().ok()?;
-        let expected = format!(
-            "{}\n{{",
-            self.next.program.lines.get(number.checked_sub(1)?)?
-        );
-        let expected = expected.as_bytes();
-        let allowed = (0..p.token_bytes.len())
-            .filter(|&id| {
-                let piece = &p.token_bytes[id];
-                let text = [written, piece.as_slice()].concat();
-                !p.token_text[id].1
-                    && !piece.is_empty()
-                    && (expected.starts_with(&text) || text.starts_with(expected))
-            })
-            .map(|id| id as u32)
-            .collect();
-        Some(Allowed::Only(allowed))
+        let rules = Rc::new(self.next.body(header, at_start));
+        known.push((header.to_string(), rules.clone()));
+        rules
+    }
+
+    /// The tokens that continue a state's body, `rest` so far, as the body rules
+    /// allow: its shape, then each rule that fixes some of its text (the arguments a
+    /// call binds, the values a name can take, what the step prints, what a return
+    /// returns). `bytes_of` gives the bytes an end of `rest` was read from.
+    fn body_allows<'b>(
+        &self,
+        rules: &BodyRules,
+        bytes_of: impl Fn(&str) -> &'b [u8],
+        rest: &str,
+    ) -> Allowed {
+        let written = bytes_of(rest);
+        let allowed = self.continue_body(Body::state(&rules.spec), written);
+        if let Some(expected) = rules.arguments.as_ref().filter(|e| rest.len() < e.len()) {
+            return self.only_toward(allowed, written, &[expected]);
+        }
+        // (A name with no value to take is left to the model: no dead end.)
+        let targets = rules.values.iter().flat_map(|b| &b.targets);
+        for target in targets.filter(|t| !t.options.is_empty()) {
+            if let Some(value) = value_of(rest, &target.name) {
+                let value = bytes_of(value);
+                let options = target.options.iter().map(String::as_bytes);
+                if !options.clone().any(|o| value.starts_with(o)) {
+                    return self.only_toward(allowed, value, &target.options);
+                }
+            }
+        }
+        let allowed = match &rules.values {
+            Some(bindings) => self.values_begun_right(allowed, rest, bindings),
+            None => allowed,
+        };
+        if let Some(at) = rest.rfind(language::STDOUT) {
+            if let Some(printed) = &rules.printed {
+                let stdout = &rest[at + language::STDOUT.len()..];
+                return self.only_printing(allowed, bytes_of(stdout), printed);
+            }
+        }
+        let value = rest
+            .rfind(language::VALUE)
+            .map(|at| &rest[at + language::VALUE.len()..]);
+        match (value, rules.returned.as_ref().and_then(|r| r.value(rest))) {
+            (Some(value), Some(expected)) => {
+                self.only_toward(allowed, bytes_of(value), &[&expected])
+            }
+            _ => allowed,
+        }
+    }
+
+    /// The headers a state of `event` may have, with their lines' text, as a trie:
+    /// worked out once per event (a branch of the decode may choose another event).
+    fn headers(&self, event: &str, at_start: bool) -> Rc<Trie> {
+        let mut known = self.headers.borrow_mut();
+        if let Some((_, trie)) = known
+            .iter()
+            .find(|(key, _)| key.0 == event && key.1 == at_start)
+        {
+            return trie.clone();
+        }
+        let trie = Rc::new(self.next.headers(event, at_start).trie(self.next.program));
+        known.push(((event.to_string(), at_start), trie.clone()));
+        trie
+    }
+
+    /// The tokens, other than special ones, whose bytes `admits`.
+    fn tokens(&self, admits: impl Fn(&[u8]) -> bool) -> Allowed {
+        let p = self.predictor;
+        let ids = (0..p.token_bytes.len())
+            .filter(|&id| !p.token_text[id].1 && admits(&p.token_bytes[id]));
+        Allowed::Only(ids.map(|id| id as u32).collect())
     }
 
     /// Tokens that continue `body`, already fed `text`.

@@ -52,6 +52,7 @@ pub mod tracer;
 #[cfg(feature = "neural")]
 pub mod train;
 pub mod tree;
+pub mod trie;
 pub mod weights;
 
 pub use action::Action;

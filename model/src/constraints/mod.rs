@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | header | [`NextState::frames`] | a frame is left only through its `return` or `exception`, so a step stays in its frame, goes one call deeper or back to the caller |
 //! | header | [`NextState::flow_lines`] | control flow: the lines that can follow (or, backwards, precede) the current one; a loop whose next item is known goes into its block or out |
-//! | header | [`NextState::header_admits`] | a state stands on a code line of a frame that runs it, at a depth the step reaches (a breakpoint's line for a breakpoint action) |
+//! | header | [`NextState::headers`] | a state stands on a code line of a frame that runs it, at a depth the step reaches (a breakpoint's line for a breakpoint action), and writes that line's text exactly |
 //! | locals | [`NextState::body_spec`] | names a frame can hold; a fresh call begins with its parameters in order; a diff after one statement changes only what it can change |
 //! | locals | `held_names` | a call cannot unbind its caller's locals; a Step Out's return holds what the frame holds |
 //! | locals | `newly_bound` | after a one-line assignment the names it binds first are there |
@@ -26,10 +26,11 @@ mod body;
 mod reach;
 mod values;
 
-pub use reach::Reach;
-pub use values::{Binding, Bindings};
+pub use reach::{Depths, Header, Headers, MAX_DEPTH_DIGITS};
+pub use values::{Binding, Bindings, Returned};
 
 use crate::action::Action;
+use crate::grammar::BodySpec;
 use crate::program::printed::Printed;
 use crate::program::ProgramModel;
 use crate::state::{Event, State};
@@ -76,6 +77,38 @@ impl<'a> NextState<'a> {
             kept: OnceCell::new(),
             bindings: OnceCell::new(),
             printed: OnceCell::new(),
+        }
+    }
+}
+
+/// What the body of a state may say once its header is written: each body rule's
+/// answer, in the order the decoder applies them.
+#[derive(Clone, Debug, Default)]
+pub struct BodyRules {
+    /// The names the locals may, must and cannot hold ([`NextState::body_spec`]).
+    pub spec: BodySpec,
+    /// The exact text the locals begin with: a call binds its arguments
+    /// ([`NextState::bound_arguments`]).
+    pub arguments: Option<String>,
+    /// Per name, the values it may take ([`NextState::bindings`], else
+    /// [`NextState::kept`]).
+    pub values: Option<Bindings>,
+    /// What the step prints ([`NextState::printed_by_step`]).
+    pub printed: Option<Printed>,
+    /// What a return returns ([`NextState::returned`]).
+    pub returned: Option<Returned>,
+}
+
+impl NextState<'_> {
+    /// The body rules' answers for the state `header` begins (`EVENT LINE DEPTH
+    /// FUNCTION`); `at_start`: it is the run's first state.
+    pub fn body(&self, header: &str, at_start: bool) -> BodyRules {
+        BodyRules {
+            spec: self.body_spec(header, at_start),
+            arguments: self.bound_arguments(header),
+            values: self.bindings().or(self.kept(header)).cloned(),
+            printed: self.printed_by_step(header).cloned(),
+            returned: self.returned(header),
         }
     }
 }

@@ -2,16 +2,10 @@
 //! allows in them, and the header (`LINE DEPTH FUNCTION`) those admit.
 
 use super::NextState;
-use crate::language;
+use crate::program::ProgramModel;
+use crate::trie::{NodeId, Trie};
 use crate::{Action, Event};
-use std::collections::BTreeSet;
-
-/// Where a step can land: the frames it can reach (`None`: any) and, in one of them,
-/// the lines control flow allows.
-pub struct Reach<'a> {
-    pub frames: Option<&'a [(u32, Option<&'a str>)]>,
-    pub flow: Option<&'a (u32, BTreeSet<u32>)>,
-}
+use std::collections::{BTreeMap, BTreeSet};
 
 impl NextState<'_> {
     /// The frames a forward step can reach from the current state, as (depth,
@@ -65,13 +59,7 @@ impl NextState<'_> {
 
     /// Whether a state of this event can stand on any line at all.
     pub fn some_line(&self, event: &str) -> bool {
-        let frames = self.frames(event);
-        let flow = self.flow_lines(event);
-        let reach = Reach {
-            frames: frames.as_deref(),
-            flow: flow.as_ref(),
-        };
-        (1..=self.program.lines.len()).any(|n| self.header_admits(event, &format!("{n} "), &reach))
+        !self.headers(event, false).is_empty()
     }
 
     /// The lines a state of this event may stand on, by the program's control flow,
@@ -165,160 +153,152 @@ impl NextState<'_> {
         }
     }
 
-    /// Whether the header may go on with `piece` and then a character that begins with
-    /// the bytes `begun` (a token ended inside it): one of the program's own
-    /// characters, since a header holds nothing else.
-    pub fn header_admits_begun(
-        &self,
-        text: &str,
-        piece: &str,
-        begun: &[u8],
-        reach: &Reach,
-    ) -> bool {
-        let chars: BTreeSet<char> = self
-            .program
-            .lines
-            .iter()
-            .flat_map(|line| line.chars())
-            .filter(|c| c.encode_utf8(&mut [0; 4]).as_bytes().starts_with(begun))
-            .collect();
-        chars
-            .into_iter()
-            .any(|c| self.header_admits(text, &format!("{piece}{c}"), reach))
-    }
-
-    /// A state's header is `LINE DEPTH FUNCTION` with a line of the program, a depth
-    /// the action can reach and the function that line belongs to; the next line is
-    /// that line's text, exactly.
-    pub fn header_admits(&self, text: &str, piece: &str, reach: &Reach) -> bool {
-        let frames = reach.frames;
-        let at_start = text.starts_with(language::AT_START);
-        let body = text.strip_prefix(language::AT_START).unwrap_or(text);
-        let Some(split) = body.find("|>") else {
-            return true;
+    /// Every header a state of this event may have (`LINE DEPTH FUNCTION`): a code
+    /// line of the program (a `def` line for a `call`; a breakpoint's line for a
+    /// breakpoint action), where control flow lets the step land, in a frame that runs
+    /// that line and that the step can reach, at that frame's depth. `at_start`: the
+    /// state is the run's first (an inverse step's answer), which any frame of the
+    /// line may be.
+    pub fn headers(&self, event: &str, at_start: bool) -> Headers {
+        let (frames, flow) = match at_start {
+            true => (None, None),
+            false => (self.frames(event), self.flow_lines(event)),
         };
-        let (event, after) = (&body[..split + 2], &body[split + 2..]);
-        let candidate = format!("{after}{piece}");
-        let (header, rest) = match candidate.split_once('\n') {
-            Some((header, rest)) => (header, Some(rest)),
-            None => (candidate.as_str(), None),
-        };
-        let fields: Vec<&str> = header.split(' ').collect();
-        let digits =
-            |f: &str| f.bytes().all(|b| b.is_ascii_digit()) && !(f.len() > 1 && f.starts_with('0'));
-        // A state is never on a blank or comment line; a call stands on a `def`.
-        let hit = |n: usize| at_start || self.breakpoints.is_none_or(|b| b.contains(&(n as u32)));
+        let program = self.program;
         let is_call = event == "<|call|>";
-        let code_line = |n: usize| {
-            let text = self.program.lines.get(n.wrapping_sub(1));
+        // A state is never on a blank or comment line; a call stands on a `def`.
+        let code_line = |n: u32| {
+            let text = program.lines.get(n as usize - 1);
             // The module's frame starts on line 1, whatever is written there.
             (is_call && n == 1 && text.is_some())
                 || text.is_some_and(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-                    && (!is_call || !self.program.layout.frames_of(n as u32, true).is_empty())
+                    && (!is_call || !program.layout.frames_of(n, true).is_empty())
         };
-        // The frames the step can reach, and the one each line runs in (the function,
-        // class body or module it belongs to).
-        let scope_of = |n: usize| self.program.layout.frames_of(n as u32, is_call);
+        let hit = |n: u32| at_start || self.breakpoints.is_none_or(|b| b.contains(&n));
         // A script's module frame is the only one at depth 0.
         let prev = self.prev;
         let script = (prev.depth == 0 && prev.function == "<module>")
             || prev.stack.first().is_some_and(|f| f.function == "<module>");
         let at_depth = |scope: &str, d: u32| !script || (d == 0) == (scope == "<module>");
-        let flows_to = |n: usize, d: u32| {
-            reach
-                .flow
-                .is_none_or(|(at, lines)| *at != d || lines.contains(&(n as u32)))
+        let flows_to = |n: u32, d: u32| {
+            flow.as_ref()
+                .is_none_or(|(at, lines)| *at != d || lines.contains(&n))
         };
-        // Line `n` at depth `d` in frame `f` (any if `None`): control flows there and
-        // some frame that runs the line fits (a line-1 `call` is the module's, never
-        // at depth 1 of a script).
-        let fits = |n: usize, d: u32, f: Option<&str>| {
-            flows_to(n, d)
-                && scope_of(n)
-                    .iter()
-                    .any(|scope| f.is_none_or(|f| f == *scope) && at_depth(scope, d))
-        };
-        let reachable = |n: usize, depth: Option<u32>| match frames {
-            None => depth.is_none_or(|d| fits(n, d, None)),
-            Some(fs) => fs
-                .iter()
-                .any(|&(d, f)| depth.is_none_or(|depth| depth == d) && fits(n, d, f)),
-        };
-        let line_ok = digits(fields[0])
-            && if fields.len() > 1 {
-                fields[0]
-                    .parse::<usize>()
-                    .is_ok_and(|n| code_line(n) && hit(n) && reachable(n, None))
-            } else {
-                (1..=self.program.lines.len()).any(|n| {
-                    code_line(n)
-                        && hit(n)
-                        && reachable(n, None)
-                        && n.to_string().starts_with(fields[0])
-                })
-            };
-        let line: usize = fields[0].parse().unwrap_or(0);
-        let depth_ok = fields.get(1).is_none_or(|f| {
-            let whole = fields.len() > 2;
-            // Reachable frames name their depths below; otherwise every depth from 1
-            // up runs the same frames, so a prefix stands for them all.
-            let fits = frames.is_some()
-                || f.is_empty()
-                || f.parse().is_ok_and(|d| reachable(line, Some(d)));
-            digits(f)
-                && f.len() <= 4
-                && fits
-                && frames.as_ref().is_none_or(|fs| {
-                    fs.iter().any(|(d, _)| {
-                        let text = d.to_string();
-                        reachable(line, Some(*d))
-                            && if whole {
-                                text == *f
-                            } else {
-                                text.starts_with(f)
-                            }
-                    })
-                })
-        });
-        // The function must be one that runs the line, at the depth written.
-        let depth: Option<u32> = fields.get(1).and_then(|f| f.parse().ok());
-        let scopes: Vec<&str> = scope_of(line)
-            .into_iter()
-            .filter(|scope| depth.is_none_or(|d| at_depth(scope, d)))
-            .filter(|scope| {
-                frames.as_ref().is_none_or(|fs| {
-                    fs.iter().any(|(d, f)| {
-                        depth.is_none_or(|depth| depth == *d) && f.is_none_or(|f| f == *scope)
-                    })
-                })
-            })
-            .collect();
-        let name_ok = fields.get(2).is_none_or(|f| {
-            let whole = rest.is_some();
-            if whole {
-                scopes.contains(f)
-            } else {
-                scopes.iter().any(|scope| scope.starts_with(f))
+        let mut headers = Headers::default();
+        for n in (1..=program.lines.len() as u32).filter(|&n| code_line(n) && hit(n)) {
+            // The frames that run line `n` (function, class body or module).
+            for scope in program.layout.frames_of(n, is_call) {
+                let header = |depths| Header {
+                    line: n,
+                    depths,
+                    function: scope.to_string(),
+                };
+                match &frames {
+                    // A jump lands at any depth: 0 for a script's module, else from 1
+                    // up in a script, from 0 up in a call.
+                    None if script && scope == "<module>" => {
+                        headers.0.insert(header(Depths::Exact(0)));
+                    }
+                    None => {
+                        headers.0.insert(header(Depths::From(u32::from(script))));
+                    }
+                    Some(frames) => {
+                        let depths = frames
+                            .iter()
+                            .filter(|(_, f)| f.is_none_or(|f| f == scope))
+                            .map(|&(d, _)| d)
+                            .filter(|&d| flows_to(n, d) && at_depth(scope, d));
+                        headers.0.extend(depths.map(|d| header(Depths::Exact(d))));
+                    }
+                }
             }
-        });
-        let filled = fields
-            .iter()
-            .enumerate()
-            .all(|(i, f)| !f.is_empty() || i + 1 == fields.len() && rest.is_none());
-        if fields.len() > 3 || !(line_ok && depth_ok && name_ok && filled) {
-            return false;
         }
-        let Some(rest) = rest else { return true };
-        if fields.len() < 3 {
-            return false;
+        headers
+    }
+}
+
+/// The headers a next state may have (see [`NextState::headers`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Headers(pub BTreeSet<Header>);
+
+/// One header a state may have: its line, the depths its frame may be at, and the
+/// frame's function.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Header {
+    pub line: u32,
+    pub depths: Depths,
+    pub function: String,
+}
+
+/// The depths a header may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Depths {
+    Exact(u32),
+    /// This depth or any deeper (a jump can land at any depth), written with at most
+    /// [`MAX_DEPTH_DIGITS`] digits.
+    From(u32),
+}
+
+/// The most digits a depth is written with.
+pub const MAX_DEPTH_DIGITS: usize = 4;
+
+impl Headers {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The text each header allows, from the end of its event token: `LINE DEPTH
+    /// FUNCTION`, a newline, the line's text exactly, a newline and the locals'
+    /// opening brace; then whatever the body's grammar allows.
+    pub fn trie(&self, program: &ProgramModel) -> Trie {
+        let mut trie = Trie::new();
+        // Where the names of each line's headers begin, by depth (a range of depths
+        // joins one node, the same for every number it is written with).
+        let mut names: BTreeMap<(u32, Depths), NodeId> = BTreeMap::new();
+        for header in &self.0 {
+            // A name that would read as more fields is no function's.
+            if header.function.contains([' ', '\n']) {
+                continue;
+            }
+            let line_end = trie.insert(Trie::ROOT, format!("{} ", header.line).as_bytes());
+            let names_at =
+                *names
+                    .entry((header.line, header.depths))
+                    .or_insert_with(|| match header.depths {
+                        Depths::Exact(d) => trie.insert(line_end, format!("{d} ").as_bytes()),
+                        Depths::From(from) => depth_digits(&mut trie, line_end, from),
+                    });
+            let source = &program.lines[header.line as usize - 1];
+            let text = format!("{}\n{source}\n{{", header.function);
+            let end = trie.insert(names_at, text.as_bytes());
+            trie.open(end);
         }
-        let number: usize = fields[0].parse().unwrap_or(1);
-        let expected = format!("{}\n", self.program.lines[number - 1]);
-        if rest.len() <= expected.len() {
-            expected.starts_with(rest)
-        } else {
-            // Then the locals, a JSON object.
-            rest.starts_with(&expected) && rest[expected.len()..].starts_with('{')
+        trie
+    }
+}
+
+/// From `from`, every depth of at least `least` (0 or 1) written in up to
+/// [`MAX_DEPTH_DIGITS`] digits (no leading zero) and a space, all joined at the node
+/// returned.
+fn depth_digits(trie: &mut Trie, from: NodeId, least: u32) -> NodeId {
+    debug_assert!(least <= 1, "only 0.. and 1.. are ranges of depths");
+    let names = trie.node();
+    if least == 0 {
+        let zero = trie.edge(from, b'0');
+        trie.join(zero, b' ', names);
+    }
+    // One node per count of digits written, each followed by a space or a digit.
+    let written: Vec<NodeId> = (0..MAX_DEPTH_DIGITS).map(|_| trie.node()).collect();
+    for b in b'1'..=b'9' {
+        trie.join(from, b, written[0]);
+    }
+    for (k, &at) in written.iter().enumerate() {
+        trie.join(at, b' ', names);
+        if let Some(&longer) = written.get(k + 1) {
+            for b in b'0'..=b'9' {
+                trie.join(at, b, longer);
+            }
         }
     }
+    names
 }

@@ -264,13 +264,9 @@ fn flow_lines_a_loop_past_its_last_item_goes_out() {
 // --- header_admits and some_line: where a state can stand
 
 fn admits(next: &NextState, text: &str) -> bool {
-    let frames = next.frames(&text[..text.find("|>").unwrap() + 2]);
-    let flow = next.flow_lines(&text[..text.find("|>").unwrap() + 2]);
-    let reach = Reach {
-        frames: frames.as_deref(),
-        flow: flow.as_ref(),
-    };
-    next.header_admits(text, "", &reach)
+    let split = text.find("|>").unwrap() + 2;
+    let trie = next.headers(&text[..split], false).trie(next.program);
+    trie.walk(text[split..].as_bytes()).is_on()
 }
 
 #[test]
@@ -328,6 +324,130 @@ fn header_admits_for_a_breakpoint_only_its_lines() {
     let next = NextState::new(&p, &prev, None, None, &action);
     assert!(admits(&next, "<|line|>7 0 <module>\n"));
     assert!(!admits(&next, "<|line|>6 0 <module>\n"));
+}
+
+/// The headers as `(line, depths, function)` triples, in order.
+fn header_set(next: &NextState, event: &str, at_start: bool) -> Vec<(u32, Depths, String)> {
+    let headers = next.headers(event, at_start).0;
+    headers
+        .into_iter()
+        .map(|h| (h.line, h.depths, h.function))
+        .collect()
+}
+
+#[test]
+fn headers_a_step_over_in_the_module_is_its_next_line_at_depth_0() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 6, &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let module = "<module>".to_string();
+    assert_eq!(
+        header_set(&next, "<|line|>", false),
+        vec![(7, Depths::Exact(0), module)]
+    );
+}
+
+#[test]
+fn headers_a_step_into_a_call_is_a_def_line_one_deeper() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 6, &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        header_set(&next, "<|call|>", false),
+        vec![(1, Depths::Exact(1), "add".to_string())]
+    );
+}
+
+#[test]
+fn headers_a_return_goes_back_to_the_callers_line_and_depth() {
+    let p = ProgramModel::of(CALLS);
+    let mut prev = line_in_add(&p, 3, &[("a", "5"), ("b", "2"), ("total", "7")]);
+    prev.event = Event::Return;
+    prev.value = Some("7".into());
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let lines: Vec<(u32, Depths)> = header_set(&next, "<|line|>", false)
+        .into_iter()
+        .map(|(line, depths, function)| {
+            assert_eq!(function, "<module>");
+            (line, depths)
+        })
+        .collect();
+    assert_eq!(lines, vec![(6, Depths::Exact(0)), (7, Depths::Exact(0))]);
+}
+
+#[test]
+fn headers_a_jump_in_a_script_is_the_module_at_0_or_a_function_at_any_depth_from_1() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 5, &[]);
+    let action = Action::Breakpoint(lines(&[2, 7]));
+    let next = NextState::new(&p, &prev, None, None, &action);
+    assert_eq!(
+        header_set(&next, "<|line|>", false),
+        vec![
+            (2, Depths::From(1), "add".to_string()),
+            (7, Depths::Exact(0), "<module>".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn headers_a_jump_from_a_call_may_be_at_any_depth_from_0() {
+    // A call's episode (no module frame below it): its depth is the run's own.
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Call, 1, "add", &[], &[("a", "1"), ("b", "2")]);
+    let action = Action::Breakpoint(lines(&[2]));
+    let next = NextState::new(&p, &prev, None, None, &action);
+    assert_eq!(
+        header_set(&next, "<|line|>", false),
+        vec![(2, Depths::From(0), "add".to_string())]
+    );
+}
+
+#[test]
+fn headers_at_the_start_any_frame_of_any_code_line() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 7, &[("x", "5"), ("y", "7")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
+    let stood: BTreeSet<u32> = header_set(&next, "<|line|>", true)
+        .iter()
+        .map(|h| h.0)
+        .collect();
+    // Not the blank line 4.
+    assert_eq!(stood, lines(&[1, 2, 3, 5, 6, 7]));
+}
+
+#[test]
+fn headers_trie_writes_a_range_of_depths_in_one_to_four_digits_without_a_leading_zero() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 5, &[]);
+    let action = Action::Breakpoint(lines(&[2]));
+    let next = NextState::new(&p, &prev, None, None, &action);
+    for depth in ["1", "12", "9999"] {
+        assert!(
+            admits(&next, &format!("<|line|>2 {depth} add\n")),
+            "{depth}"
+        );
+    }
+    for depth in ["0", "01", "10000"] {
+        assert!(
+            !admits(&next, &format!("<|line|>2 {depth} add\n")),
+            "{depth}"
+        );
+    }
+}
+
+#[test]
+fn headers_trie_admits_a_token_that_ends_inside_a_character() {
+    let p = ProgramModel::of("def größe(n):\n    return n\n\ngröße(2)\n");
+    let prev = module_line(&p, 4, &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    let trie = next.headers("<|call|>", false).trie(next.program);
+    let name = "1 1 größe\n".as_bytes();
+    let inside = name.iter().position(|&b| b >= 0x80).unwrap() + 1;
+    let cursor = trie.walk(&name[..inside]);
+    assert!(cursor.is_on());
+    assert!(cursor.admits(&name[inside..]));
+    assert!(!cursor.admits(b"x"));
 }
 
 #[test]

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 /// What a step from a `for` line or a plain assignment binds: per name, the values it
 /// can take; for a loop, whether it goes into its block (`Some(true)`), ends
 /// (`Some(false)`) or either.
+#[derive(Clone, Debug)]
 pub struct Bindings {
     pub targets: Vec<Binding>,
     /// The lines on which a state must write the names that cannot keep their values
@@ -31,6 +32,7 @@ struct Next {
 
 /// A name, the values it can take (JSON strings of their reprs), and whether the next
 /// state must write it (it cannot keep its value).
+#[derive(Clone, Debug)]
 pub struct Binding {
     pub name: String,
     pub options: Vec<String>,
@@ -238,7 +240,7 @@ impl NextState<'_> {
         let values: Vec<String> = match names.len() {
             1 => vec![value(values)?],
             n => {
-                let parts = crate::entry::split_top(&unparenthesized(values));
+                let parts = crate::program::lexer::split_top(&unparenthesized(values));
                 if parts.len() != n {
                     return None;
                 }
@@ -525,13 +527,19 @@ impl NextState<'_> {
     /// literal's repr. As the JSON text written after `<|value|>`; `None` when the
     /// line says nothing so plain or the value section has not begun.
     pub fn returned_value(&self, header: &str, rest: &str) -> Option<String> {
+        rest.rfind(language::VALUE)?;
+        self.returned(header)?.value(rest)
+    }
+
+    /// What a `return` state with this header returns, where its line says it
+    /// outright (see [`Returned`]).
+    pub fn returned(&self, header: &str) -> Option<Returned> {
         if !header.starts_with("<|return|>") {
             return None;
         }
-        rest.rfind(language::VALUE)?;
         // The module's code returns nothing.
         if header_frame(header).is_some_and(|(_, function)| function == "<module>") {
-            return Some("\"None\"".to_string());
+            return Some(Returned::Repr("None".to_string()));
         }
         let line: usize = header["<|return|>".len()..]
             .split(' ')
@@ -544,18 +552,14 @@ impl NextState<'_> {
         let is_name = !expr.is_empty()
             && !expr.starts_with(|c: char| c.is_ascii_digit())
             && expr.chars().all(|c| c.is_alphanumeric() || c == '_');
-        let value = if is_name && !["True", "False", "None"].contains(&expr) {
-            let written: IndexMap<String, String> =
-                serde_json::from_str(rest.lines().next()?).ok()?;
-            match written.get(expr) {
-                Some(value) => value.clone(),
-                None if written.contains_key(language::REST) => self.prev.locals.get(expr)?.clone(),
-                None => return None,
+        Some(if is_name && !["True", "False", "None"].contains(&expr) {
+            Returned::Local {
+                name: expr.to_string(),
+                before: self.prev.locals.get(expr).cloned(),
             }
         } else {
-            crate::entry::literal_repr(expr).ok()?
-        };
-        Some(serde_json::Value::from(value).to_string())
+            Returned::Repr(crate::entry::literal_repr(expr).ok()?)
+        })
     }
 
     /// What a forward step from a `print(...)` line prints, where the line's text and
@@ -582,6 +586,39 @@ impl NextState<'_> {
     }
 }
 
+/// What a `return` line returns, read from its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Returned {
+    /// This repr (`return 3`, or the module's `None`).
+    Repr(String),
+    /// The local `name` as the return state writes it, or as it was before the step
+    /// where the state carries it unchanged (`"..": ".."`).
+    Local {
+        name: String,
+        before: Option<String>,
+    },
+}
+
+impl Returned {
+    /// The value's JSON text, given the state's body written so far (its locals on
+    /// the first line); `None` where the locals do not say it.
+    pub fn value(&self, body: &str) -> Option<String> {
+        let repr = match self {
+            Returned::Repr(repr) => repr.clone(),
+            Returned::Local { name, before } => {
+                let written: IndexMap<String, String> =
+                    serde_json::from_str(body.lines().next()?).ok()?;
+                match written.get(name) {
+                    Some(value) => value.clone(),
+                    None if written.contains_key(language::REST) => before.clone()?,
+                    None => return None,
+                }
+            }
+        };
+        Some(serde_json::Value::from(repr).to_string())
+    }
+}
+
 /// Bindings that hold each of `state`'s locals that `keeps` picks to its value.
 fn keeping(state: &crate::State, keeps: impl Fn(&str, &str) -> bool) -> Bindings {
     let targets = state
@@ -605,7 +642,7 @@ fn keeping(state: &crate::State, keeps: impl Fn(&str, &str) -> bool) -> Bindings
 fn call_arguments(text: &str, function: &str) -> Option<Vec<String>> {
     let inner = text.strip_prefix(function)?.strip_prefix('(')?;
     (closing_paren(inner)? == inner.len() - 1)
-        .then(|| crate::entry::split_top(&inner[..inner.len() - 1]))
+        .then(|| crate::program::lexer::split_top(&inner[..inner.len() - 1]))
 }
 
 /// `NAMES = VALUES` with plain names for targets (`a, b = ...`, `(a, b) = ...`): the
@@ -630,7 +667,7 @@ fn unparenthesized(text: &str) -> String {
     let text = text.trim();
     text.strip_prefix('(')
         .and_then(|t| t.strip_suffix(')'))
-        .filter(|_| crate::entry::split_top(text).len() == 1)
+        .filter(|_| crate::program::lexer::split_top(text).len() == 1)
         .unwrap_or(text)
         .to_string()
 }
@@ -642,7 +679,7 @@ fn tuple_parts(repr: &str) -> Option<Vec<String>> {
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
         .or_else(|| repr.strip_prefix('[').and_then(|r| r.strip_suffix(']')))?;
-    let parts = crate::entry::split_top(inner);
+    let parts = crate::program::lexer::split_top(inner);
     Some(parts.into_iter().map(|p| p.trim().to_string()).collect())
 }
 

@@ -118,6 +118,27 @@ pub fn without_comment(text: &str) -> &str {
     }
 }
 
+/// The parts of `text` between its commas that are code outside brackets (an
+/// argument list, a signature's parameters, a tuple's items), trimmed; empty parts (a
+/// trailing comma's) left out. A comma in a string or a comment splits nothing.
+pub fn split_top(text: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for ch in chars(text) {
+        if ch.kind == Kind::Code && ch.c == ',' && ch.depth == 0 {
+            parts.push(&text[start..ch.at]);
+            start = ch.at + 1;
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(String::from)
+        .collect()
+}
+
 /// For each of the first `count` lines: whether a logical line (a statement, or a
 /// clause header) starts on it, rather than continuing one from the line before
 /// inside brackets, a triple-quoted string or after a backslash.
@@ -226,6 +247,17 @@ mod tests {
         assert_eq!(logical_starts(source, 2), vec![true, false]);
         let code: String = code_chars("s = 'abc\nt = (1)").map(|(_, c, _)| c).collect();
         assert_eq!(code, "s = t = (1)");
+    }
+
+    #[test]
+    fn top_level_commas_split_but_not_those_in_brackets_strings_or_comments() {
+        assert_eq!(
+            split_top("a, (b, c), 'd, e', [f, {g: h}],"),
+            vec!["a", "(b, c)", "'d, e'", "[f, {g: h}]"]
+        );
+        assert_eq!(split_top(r#"'it\'s, ok', "x""#), vec![r#"'it\'s, ok'"#, r#""x""#]);
+        assert_eq!(split_top("x,  # one, two\n y"), vec!["x", "# one, two\n y"]);
+        assert_eq!(split_top("  "), Vec::<String>::new());
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! so that the stdout of a step over a `print` line matches its literals and the
 //! values of the names it prints (the model still writes what an expression makes).
 
-use super::lexer::code_chars;
-use crate::entry::{literal_repr, split_top};
+use super::lexer::{code_chars, split_top};
+use crate::entry::literal_repr;
 
 /// One piece of a pattern: a known character, or any text (possibly none).
 #[derive(Clone, Debug, PartialEq, Eq)]
