@@ -255,7 +255,10 @@ mod tests {
             split_top("a, (b, c), 'd, e', [f, {g: h}],"),
             vec!["a", "(b, c)", "'d, e'", "[f, {g: h}]"]
         );
-        assert_eq!(split_top(r#"'it\'s, ok', "x""#), vec![r#"'it\'s, ok'"#, r#""x""#]);
+        assert_eq!(
+            split_top(r#"'it\'s, ok', "x""#),
+            vec![r#"'it\'s, ok'"#, r#""x""#]
+        );
         assert_eq!(split_top("x,  # one, two\n y"), vec!["x", "# one, two\n y"]);
         assert_eq!(split_top("  "), Vec::<String>::new());
     }
