@@ -900,40 +900,15 @@ impl<'a, M: Decoder> Grammar<'a, M> {
             .collect();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let special = |name: &str| p.special[name];
-        let events = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"].map(special);
         if text.is_empty() {
-            // Only an event some line can stand on (after the last line of a
-            // function, a step goes on to its return, not to a line).
-            let mut first: Vec<u32> = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"]
-                .into_iter()
-                .filter(|e| self.next.breakpoints.is_none() || *e == "<|line|>")
-                .filter(|e| self.next.some_line(e))
-                .map(special)
-                .collect();
-            first.extend(
-                [
-                    language::EXIT_NORMAL,
-                    language::EXIT_ERROR,
-                    language::EXIT_NEVER,
-                ]
-                .map(special),
-            );
-            if self.next.action.is_inverse() {
-                first.push(special(language::AT_START));
-            }
-            return Allowed::Only(first);
+            return Allowed::Only(self.next.openings().into_iter().map(special).collect());
         }
         let at_start = text.starts_with(language::AT_START);
         let body = text.strip_prefix(language::AT_START).unwrap_or(&text);
         if body.is_empty() {
-            return Allowed::Only(events.to_vec());
+            return Allowed::Only(language::EVENTS.map(special).to_vec());
         }
-        let exits = [
-            language::EXIT_NORMAL,
-            language::EXIT_ERROR,
-            language::EXIT_NEVER,
-        ];
-        if let Some(exit) = exits.iter().find(|t| body.starts_with(**t)) {
+        if let Some(exit) = language::EXITS.iter().find(|t| body.starts_with(**t)) {
             let spec = BodySpec::default();
             let written = tail(&bytes, &text, &body[exit.len()..]);
             return self.continue_body(Body::exit(&spec, exit), written);

@@ -49,6 +49,10 @@ pub const STDOUT: &str = "<|stdout|>";
 pub const EXIT_NORMAL: &str = "<|exit_normal|>";
 pub const EXIT_ERROR: &str = "<|exit_error|>";
 pub const EXIT_NEVER: &str = "<|exit_never|>";
+/// The events a state can be, as written at its start.
+pub const EVENTS: [&str; 4] = ["<|call|>", "<|line|>", "<|return|>", "<|exception|>"];
+/// The ways a run can end.
+pub const EXITS: [&str; 3] = [EXIT_NORMAL, EXIT_ERROR, EXIT_NEVER];
 
 /// The marker of a diff: `"..": ".."` stands for every name not written.
 pub const REST: &str = "..";

@@ -15,7 +15,8 @@
 //!   script or a call; literals), [`repr`] (reprs read back into their parts, for the
 //!   variables view and for what a loop yields).
 //! - The trace language: [`language`] (rendering and parsing states and actions),
-//!   [`grammar`] (the shape a predicted state's text may take, character by character).
+//!   [`grammar`] (the shape a predicted state's text may take, character by character),
+//!   [`trie`] (a set of strings a part of a state may be, as a byte automaton).
 //! - What the next state may say: [`constraints`] (the decoding rules, read from the
 //!   program model and the states around, as plain data; no tokens, no weights).
 //! - The transformer (feature `neural`): [`net`] (Llama in burn and the fast CPU decode

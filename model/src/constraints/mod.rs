@@ -3,10 +3,16 @@
 //! action. No tokens and no weights: the decoder (`crate::infer`) turns these answers
 //! into token masks, and the tests here check them on their own.
 //!
-//! The rules, in the order a predicted state is written and checked:
+//! A [`NextState`] answers in three values, one per part of the outcome as it is
+//! written: [`NextState::openings`] (how it may begin), [`NextState::headers`] (the
+//! headers a state may have, each with its line's text; [`Headers::trie`] is the
+//! automaton the decoder walks) and, once a header is written, [`NextState::body`]
+//! (a [`BodyRules`]: the locals' names, and the text that some of the body must be).
+//! Each value is narrowed by the rules below, in the order they apply:
 //!
 //! | part | rule | why it holds |
 //! |---|---|---|
+//! | opening | [`NextState::openings`] | a state's event must have some line to stand on (a breakpoint's is a `line`); a run may end; an inverse step may reach the run's first state |
 //! | header | [`NextState::frames`] | a frame is left only through its `return` or `exception`, so a step stays in its frame, goes one call deeper or back to the caller |
 //! | header | [`NextState::flow_lines`] | control flow: the lines that can follow (or, backwards, precede) the current one; a loop whose next item is known goes into its block or out |
 //! | header | [`NextState::headers`] | a state stands on a code line of a frame that runs it, at a depth the step reaches (a breakpoint's line for a breakpoint action), and writes that line's text exactly |

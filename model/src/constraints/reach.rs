@@ -2,6 +2,7 @@
 //! allows in them, and the header (`LINE DEPTH FUNCTION`) those admit.
 
 use super::NextState;
+use crate::language;
 use crate::program::ProgramModel;
 use crate::trie::{NodeId, Trie};
 use crate::{Action, Event};
@@ -55,6 +56,23 @@ impl NextState<'_> {
             Action::InvStepOver | Action::InvStepCall => Some(vec![here]),
             _ => None,
         }
+    }
+
+    /// How the next outcome may begin: with the event of a state that some line can
+    /// stand on (after a function's last line a step goes on to its return, not to a
+    /// line; a breakpoint stops at a `line`), with an exit of the program, or, for an
+    /// inverse action, with the mark of the run's first state (then any event).
+    pub fn openings(&self) -> Vec<&'static str> {
+        let mut openings: Vec<&str> = language::EVENTS
+            .into_iter()
+            .filter(|e| self.breakpoints.is_none() || *e == "<|line|>")
+            .filter(|e| self.some_line(e))
+            .collect();
+        openings.extend(language::EXITS);
+        if self.action.is_inverse() {
+            openings.push(language::AT_START);
+        }
+        openings
     }
 
     /// Whether a state of this event can stand on any line at all.

@@ -2,6 +2,7 @@
 //! stands in, an action, and what the rule says of the next state. No weights.
 
 use super::*;
+use crate::language;
 use crate::state::{Event, Frame};
 use crate::Action;
 
@@ -457,6 +458,40 @@ fn some_line_none_past_a_functions_last_line() {
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert!(!next.some_line("<|line|>"));
     assert!(next.some_line("<|return|>"));
+}
+
+// --- openings: how the next outcome may begin
+
+#[test]
+fn openings_past_a_functions_last_line_are_no_line_but_its_return_and_the_exits() {
+    let p = ProgramModel::of(CALLS);
+    let prev = line_in_add(&p, 3, &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let openings = next.openings();
+    assert!(!openings.contains(&"<|line|>"));
+    assert!(openings.contains(&"<|return|>"));
+    assert!(language::EXITS.iter().all(|exit| openings.contains(exit)));
+}
+
+#[test]
+fn openings_of_a_breakpoint_are_a_line_or_an_exit() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 5, &[]);
+    let action = Action::Breakpoint(lines(&[7]));
+    let next = NextState::new(&p, &prev, None, None, &action);
+    let mut expected = vec!["<|line|>"];
+    expected.extend(language::EXITS);
+    assert_eq!(next.openings(), expected);
+}
+
+#[test]
+fn openings_of_an_inverse_step_may_mark_the_runs_first_state() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 6, &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
+    assert_eq!(next.openings().last(), Some(&language::AT_START));
+    let forward = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(!forward.openings().contains(&language::AT_START));
 }
 
 // --- body_spec: which names the locals hold
