@@ -181,28 +181,8 @@ fn predict_input<M: Decoder>(predictor: &Predictor<M>, sample: &Sample) -> Resul
 /// The first argument of a comma-joined argument list (commas inside brackets or
 /// strings do not split).
 fn first_argument(input: &str) -> &str {
-    let (mut depth, mut quote, mut escaped) = (0i32, None, false);
-    for (i, c) in input.char_indices() {
-        match quote {
-            Some(q) => {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                }
-            }
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' | '[' | '{' => depth += 1,
-                ')' | ']' | '}' => depth -= 1,
-                ',' if depth == 0 => return input[..i].trim(),
-                _ => {}
-            },
-        }
-    }
-    input.trim()
+    let end = crate::program::lexer::top_commas(input).next();
+    input[..end.unwrap_or(input.len())].trim()
 }
 
 /// The trivial baseline: `f` returns its first argument unchanged (output mode), or

@@ -4,7 +4,7 @@
 //! arguments bound. Arguments (and module-level constants, shown as globals) must be
 //! Python literals; their reprs are written as Python writes them.
 
-use crate::program::lexer::{split_top, without_comment};
+use crate::program::lexer::{closing_bracket, split_top, without_comment};
 use crate::repr::{Kind, Repr};
 use crate::state::{Event, State, Vars};
 
@@ -226,20 +226,8 @@ fn signature_text(lines: &[&str], start: usize) -> Option<String> {
         .map(uncommented)
         .collect::<Vec<_>>()
         .join("\n");
-    let mut depth = 1;
-    for (i, c) in text[start..].char_indices() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(text[start..start + i].to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    let length = closing_bracket(text.get(start..)?)?;
+    Some(text[start..start + length].to_string())
 }
 
 /// Bind call arguments to the parameters as Python does (positional, keyword,

@@ -205,13 +205,6 @@ pub fn value_of<'r>(rest: &'r str, name: &str) -> Option<&'r str> {
     Some(&rest[at + key.len()..])
 }
 
-/// The length of the text before the `)` that closes an already open `(`.
-fn closing_paren(text: &str) -> Option<usize> {
-    crate::program::lexer::code_chars(text)
-        .find(|&(_, c, depth)| matches!(c, ')' | ']' | '}') && depth == 0)
-        .map(|(at, _, _)| at)
-}
-
 /// Whether a repr is of a value that nothing but rebinding its name can change: a
 /// number, string, bytes, `None`, a bool, or a tuple of such (by its text: anything
 /// bracketed or called inside counts as mutable).

@@ -3,9 +3,10 @@
 //! when a call returns to it and what a frame keeps to its return, the arguments a call
 //! binds, the value a `return` line gives, what a `print` writes.
 
-use super::{closing_paren, header_frame, immutable, literal_or_shown, shown_value, NextState};
+use super::{header_frame, immutable, literal_or_shown, shown_value, NextState};
 use crate::language;
 use crate::program::layout;
+use crate::program::lexer::closing_bracket;
 use crate::{Action, Event};
 use indexmap::IndexMap;
 use std::collections::BTreeSet;
@@ -511,7 +512,7 @@ impl NextState<'_> {
             _ => return None,
         };
         let args_start = at + pattern.len();
-        let args_len = closing_paren(&code[args_start..])?;
+        let args_len = closing_bracket(&code[args_start..])?;
         let locals = crate::entry::bind_call(
             &program.lines.join("\n"),
             line,
@@ -641,7 +642,7 @@ fn keeping(state: &crate::State, keeps: impl Fn(&str, &str) -> bool) -> Bindings
 /// The arguments of `text` if it is one call of `function` (`zip(a, b)`).
 fn call_arguments(text: &str, function: &str) -> Option<Vec<String>> {
     let inner = text.strip_prefix(function)?.strip_prefix('(')?;
-    (closing_paren(inner)? == inner.len() - 1)
+    (closing_bracket(inner)? == inner.len() - 1)
         .then(|| crate::program::lexer::split_top(&inner[..inner.len() - 1]))
 }
 

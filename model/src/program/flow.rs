@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::lexer::{chars, code_chars, logical_lines, Kind};
+use super::lexer::{chars, code_chars, logical_lines, without_comment, Kind};
 
 type Lines = BTreeSet<u32>;
 
@@ -224,7 +224,7 @@ fn statements(source: &str) -> Vec<Statement> {
         let (keyword, inline) = match colon {
             Some(at) if keyword.compound() => {
                 let after = text.trim_start()[at + 1..].trim();
-                let after = after.split('#').next().unwrap_or("").trim();
+                let after = without_comment(after).trim();
                 let inline = (!after.is_empty()).then(|| Keyword::of(after, false));
                 (keyword, inline)
             }

@@ -118,17 +118,22 @@ pub fn without_comment(text: &str) -> &str {
     }
 }
 
+/// Where `text` has a comma that is code outside brackets (byte positions).
+pub fn top_commas(text: &str) -> impl Iterator<Item = usize> + '_ {
+    chars(text)
+        .filter(|ch| ch.kind == Kind::Code && ch.c == ',' && ch.depth == 0)
+        .map(|ch| ch.at)
+}
+
 /// The parts of `text` between its commas that are code outside brackets (an
 /// argument list, a signature's parameters, a tuple's items), trimmed; empty parts (a
 /// trailing comma's) left out. A comma in a string or a comment splits nothing.
 pub fn split_top(text: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut start = 0;
-    for ch in chars(text) {
-        if ch.kind == Kind::Code && ch.c == ',' && ch.depth == 0 {
-            parts.push(&text[start..ch.at]);
-            start = ch.at + 1;
-        }
+    for at in top_commas(text) {
+        parts.push(&text[start..at]);
+        start = at + 1;
     }
     parts.push(&text[start..]);
     parts
@@ -137,6 +142,14 @@ pub fn split_top(text: &str) -> Vec<String> {
         .filter(|part| !part.is_empty())
         .map(String::from)
         .collect()
+}
+
+/// The length of `text` before the bracket that closes one opened just before it
+/// (brackets in strings and comments do not count).
+pub fn closing_bracket(text: &str) -> Option<usize> {
+    code_chars(text)
+        .find(|&(_, c, depth)| matches!(c, ')' | ']' | '}') && depth == 0)
+        .map(|(at, _, _)| at)
 }
 
 /// For each of the first `count` lines: whether a logical line (a statement, or a
@@ -261,6 +274,12 @@ mod tests {
         );
         assert_eq!(split_top("x,  # one, two\n y"), vec!["x", "# one, two\n y"]);
         assert_eq!(split_top("  "), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_closing_bracket_is_found_past_nested_ones_and_strings() {
+        assert_eq!(closing_bracket("a, (b), ')') + 1"), Some(11));
+        assert_eq!(closing_bracket("a, [b"), None);
     }
 
     #[test]
