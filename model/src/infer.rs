@@ -1116,20 +1116,17 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         written: &[u8],
         expected: &[S],
     ) -> Allowed {
-        let expected = expected.iter().map(|e| e.as_ref().as_bytes());
-        if expected.clone().any(|e| written.starts_with(e)) {
-            return allowed; // past it
+        let trie = Trie::then_anything(expected.iter().map(|e| e.as_ref().as_bytes()));
+        let cursor = trie.walk(written);
+        if cursor.is_past() {
+            return allowed; // the body's grammar rules what follows
         }
+        let p = self.predictor;
         match allowed {
             Allowed::Only(ids) => Allowed::Only(
                 ids.into_iter()
                     .filter(|&id| {
-                        let p = self.predictor;
-                        let text = [written, &p.token_bytes[id as usize]].concat();
-                        !p.token_text[id as usize].1
-                            && expected
-                                .clone()
-                                .any(|e| e.starts_with(&text) || text.starts_with(e))
+                        !p.token_text[id as usize].1 && cursor.admits(&p.token_bytes[id as usize])
                     })
                     .collect(),
             ),
