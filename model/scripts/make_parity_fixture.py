@@ -10,11 +10,15 @@ computation (rotary embeddings, norms, grouped heads) moves the logits well abov
 test tolerance.
 
     python3 -m venv /tmp/pyref && /tmp/pyref/bin/pip install torch transformers safetensors
-    /tmp/pyref/bin/python model/scripts/make_parity_fixture.py
+    /tmp/pyref/bin/python model/scripts/make_parity_fixture.py [NAME ...]
+
+With names, only those fixtures are made (each keeps its seed), so that the others
+stay byte for byte as committed.
 """
 
 import json
 import pathlib
+import sys
 
 import torch
 import transformers
@@ -57,6 +61,25 @@ VARIANTS = {
     ),
 }
 
+# Llama 3's rotary scaling (as Llama 3.1 and CWM use it), with the wavelengths placed so
+# that this head's frequencies are kept, blended and slowed (original context 32 tokens:
+# low-frequency wavelength 32, high 8).
+VARIANTS["tiny-llama3-rope"] = dict(
+    config=dict(
+        VARIANTS["tiny-llama-gqa"]["config"],
+        rope_parameters=dict(
+            rope_type="llama3",
+            rope_theta=500.0,
+            factor=8.0,
+            low_freq_factor=1.0,
+            high_freq_factor=4.0,
+            original_max_position_embeddings=32,
+        ),
+    ),
+    dtype=torch.float32,
+)
+del VARIANTS["tiny-llama3-rope"]["config"]["rope_theta"]
+
 TOKENS = [1, 17, 42, 5, 63, 0, 8, 8, 30, 12, 50, 3]
 
 
@@ -96,5 +119,7 @@ def build(name, spec, seed):
 
 
 if __name__ == "__main__":
+    wanted = sys.argv[1:]
     for i, (name, spec) in enumerate(VARIANTS.items()):
-        build(name, spec, seed=i)
+        if not wanted or name in wanted:
+            build(name, spec, seed=i)

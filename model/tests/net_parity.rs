@@ -106,6 +106,14 @@ fn grouped_query_attention_matches_pytorch() {
     assert_cached_forward_matches("tiny-llama-gqa");
 }
 
+/// Llama 3's rotary scaling (as Llama 3.1 and CWM use it): the logits differ from
+/// PyTorch's by up to 5.8 where the scaling is left out.
+#[test]
+fn llama3_rope_scaling_matches_pytorch() {
+    assert_full_forward_matches("tiny-llama3-rope");
+    assert_cached_forward_matches("tiny-llama3-rope");
+}
+
 #[test]
 fn tied_bf16_checkpoint_matches_pytorch() {
     assert_full_forward_matches("tiny-llama-tied-bf16");

@@ -13,9 +13,10 @@ use burn::tensor::{s, Tensor, TensorData};
 use super::cache::KeyValue;
 use super::config::LlamaConfig;
 
-/// Rotary embedding tables, as HF Llama computes them: for position `p` and frequency
-/// `f_i = theta^(-2i / head_dim)`, `cos(p f_i)` and `sin(p f_i)` repeated over both
-/// halves of the head (the "rotate half" layout, not interleaved pairs).
+/// Rotary embedding tables, as HF Llama computes them: for position `p` and inverse
+/// frequency `f_i` (see [`LlamaConfig::inv_freq`]), `cos(p f_i)` and `sin(p f_i)`
+/// repeated over both halves of the head (the "rotate half" layout, not interleaved
+/// pairs).
 #[derive(Module, Debug)]
 pub struct Rope<B: Backend> {
     /// [max_positions, head_dim]
@@ -25,16 +26,15 @@ pub struct Rope<B: Backend> {
 }
 
 impl<B: Backend> Rope<B> {
-    pub fn new(head_dim: usize, max_positions: usize, theta: f64, device: &B::Device) -> Self {
-        let half = head_dim / 2;
+    /// The tables for `inv_freq` (one per pair of a head's dimensions, in f32 as HF
+    /// computes them) at positions `0..max_positions`.
+    pub fn new(inv_freq: &[f32], max_positions: usize, device: &B::Device) -> Self {
+        let head_dim = 2 * inv_freq.len();
         let mut cos = Vec::with_capacity(max_positions * head_dim);
         let mut sin = Vec::with_capacity(max_positions * head_dim);
         for p in 0..max_positions {
             for i in 0..head_dim {
-                // HF computes the inverse frequencies in float32; do the same.
-                let inv_freq =
-                    1.0f32 / (theta as f32).powf((2 * (i % half)) as f32 / head_dim as f32);
-                let angle = p as f32 * inv_freq;
+                let angle = p as f32 * inv_freq[i % inv_freq.len()];
                 cos.push(angle.cos());
                 sin.push(angle.sin());
             }

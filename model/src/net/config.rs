@@ -29,6 +29,43 @@ pub struct LlamaConfig {
     pub rope_theta: f64,
     /// When true the output projection reuses the embedding matrix (no `lm_head.weight`).
     pub tie_word_embeddings: bool,
+    /// Llama 3's rescaled rotary frequencies (`rope_type` "llama3"); `None`: plain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rope_scaling: Option<Llama3Rope>,
+}
+
+/// Llama 3's rotary scaling: long wavelengths slowed by `factor`, short ones kept, and
+/// those between blended smoothly (`transformers`' `_compute_llama3_parameters`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Llama3Rope {
+    pub factor: f64,
+    pub low_freq_factor: f64,
+    pub high_freq_factor: f64,
+    pub original_max_position_embeddings: f64,
+}
+
+impl Llama3Rope {
+    /// One inverse frequency rescaled, in f32 in the order `transformers` computes it.
+    fn scale(&self, inv_freq: f32) -> f32 {
+        let old_context = self.original_max_position_embeddings;
+        let low_freq_wavelen = (old_context / self.low_freq_factor) as f32;
+        let high_freq_wavelen = (old_context / self.high_freq_factor) as f32;
+        let factor = self.factor as f32;
+        let wavelen = (2.0 * std::f64::consts::PI) as f32 / inv_freq;
+        let scaled = if wavelen > low_freq_wavelen {
+            inv_freq / factor
+        } else {
+            inv_freq
+        };
+        let smooth = (old_context as f32 / wavelen - self.low_freq_factor as f32)
+            / (self.high_freq_factor - self.low_freq_factor) as f32;
+        let medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+        if medium {
+            (1.0 - smooth) * scaled / factor + smooth * scaled
+        } else {
+            scaled
+        }
+    }
 }
 
 impl LlamaConfig {
@@ -52,6 +89,7 @@ impl LlamaConfig {
             rms_norm_eps: 1e-6,
             rope_theta: 10_000.0,
             tie_word_embeddings: false,
+            rope_scaling: None,
         }
     }
 
@@ -73,6 +111,19 @@ impl LlamaConfig {
 
     pub fn head_dim(&self) -> usize {
         self.hidden_size / self.num_attention_heads
+    }
+
+    /// The rotary inverse frequencies, one per pair of a head's dimensions, in f32 as
+    /// `transformers` computes them: `theta^(-2i / head_dim)`, rescaled for Llama 3.
+    pub fn inv_freq(&self) -> Vec<f32> {
+        let hd = self.head_dim();
+        let theta = self.rope_theta as f32;
+        (0..hd / 2)
+            .map(|i| {
+                let plain = 1.0f32 / theta.powf((2 * i) as f32 / hd as f32);
+                self.rope_scaling.map_or(plain, |rope| rope.scale(plain))
+            })
+            .collect()
     }
 
     /// Number of weights, counting a tied embedding once.
@@ -168,22 +219,29 @@ impl LlamaConfig {
         unsupported("hidden_act", &|v| v == "silu", obj)?;
         unsupported("attention_bias", &|v| v == false, obj)?;
         unsupported("mlp_bias", &|v| v == false, obj)?;
-        // transformers 5 writes `rope_parameters` (theta and type) instead of `rope_theta`.
-        let plain_rope = |v: &Value| {
-            v.is_null()
-                || v.get("rope_type")
-                    .or_else(|| v.get("type"))
-                    .is_some_and(|t| t == "default")
+        // transformers 5 writes `rope_parameters` (theta, type and the scaling's
+        // numbers) instead of 4.x's `rope_theta` and `rope_scaling`.
+        let rope_type = |v: &Value| {
+            v.get("rope_type")
+                .or_else(|| v.get("type"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
         };
-        unsupported("rope_scaling", &plain_rope, obj)?;
-        unsupported("rope_parameters", &plain_rope, obj)?;
-        if let Some(theta) = obj
+        let known_rope = |v: &Value| {
+            v.is_null() || matches!(rope_type(v).as_deref(), Some("default" | "llama3"))
+        };
+        unsupported("rope_scaling", &known_rope, obj)?;
+        unsupported("rope_parameters", &known_rope, obj)?;
+        let rope = obj
             .get("rope_parameters")
-            .and_then(|p| p.get("rope_theta"))
-            .cloned()
-        {
+            .filter(|v| !v.is_null())
+            .or_else(|| obj.get("rope_scaling").filter(|v| !v.is_null()))
+            .cloned();
+        if let Some(theta) = rope.as_ref().and_then(|p| p.get("rope_theta")).cloned() {
             obj.entry("rope_theta").or_insert(theta);
         }
+        let llama3 = rope.filter(|r| rope_type(r).as_deref() == Some("llama3"));
+        obj.insert("rope_scaling".into(), llama3.unwrap_or(Value::Null));
         if let (Some(hd), Some(h), Some(n)) = (
             obj.get("head_dim").and_then(Value::as_u64),
             obj.get("hidden_size").and_then(Value::as_u64),
@@ -227,11 +285,18 @@ impl LlamaConfig {
         obj.insert("mlp_bias".into(), json!(false));
         obj.insert("head_dim".into(), json!(self.head_dim()));
         obj.insert("torch_dtype".into(), json!("float32"));
-        // transformers 5 reads the rotary settings from here; 4.x reads `rope_theta`.
-        obj.insert(
-            "rope_parameters".into(),
-            json!({"rope_type": "default", "rope_theta": self.rope_theta}),
-        );
+        // transformers 5 reads the rotary settings from here; 4.x reads `rope_theta`
+        // and `rope_scaling`.
+        let mut rope = json!({"rope_type": "default", "rope_theta": self.rope_theta});
+        if let Some(scaling) = self.rope_scaling {
+            let numbers = serde_json::to_value(scaling).expect("numbers serialise");
+            rope = json!({"rope_type": "llama3", "rope_theta": self.rope_theta});
+            rope.as_object_mut()
+                .expect("an object")
+                .extend(numbers.as_object().expect("an object").clone());
+            obj.insert("rope_scaling".into(), rope.clone());
+        }
+        obj.insert("rope_parameters".into(), rope);
         serde_json::to_string_pretty(&v).expect("config serialises")
     }
 
@@ -271,8 +336,68 @@ mod tests {
             "num_hidden_layers": 1, "num_attention_heads": 2,
             "rope_parameters": {"rope_type": "default", "rope_theta": 500.0}}"#;
         assert_eq!(LlamaConfig::from_json(v5).unwrap().rope_theta, 500.0);
+        let yarn = r#"{"vocab_size": 10, "hidden_size": 8, "intermediate_size": 16,
+            "num_hidden_layers": 1, "num_attention_heads": 2,
+            "rope_parameters": {"rope_type": "yarn", "rope_theta": 500.0, "factor": 4.0}}"#;
+        let refused = LlamaConfig::from_json(yarn).unwrap_err().to_string();
+        assert!(refused.contains("yarn"), "{refused}");
         let odd = LlamaConfig::new(10, 8, 16, 1, 2, 3);
         assert!(odd.validate().is_err());
+    }
+
+    /// Llama 3.1's and CWM's rotary settings, as transformers 5 writes them.
+    const LLAMA3_ROPE: &str = r#"{"vocab_size": 10, "hidden_size": 256, "intermediate_size": 16,
+        "num_hidden_layers": 1, "num_attention_heads": 2, "rope_parameters": {
+        "rope_type": "llama3", "rope_theta": 1000000.0, "factor": 16.0, "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}"#;
+
+    #[test]
+    fn llama3_rope_is_read_in_either_format_and_written_back() {
+        let c = LlamaConfig::from_json(LLAMA3_ROPE).unwrap();
+        assert_eq!(c.rope_theta, 1e6);
+        let rope = c.rope_scaling.expect("llama3 scaling");
+        assert_eq!(
+            (rope.factor, rope.original_max_position_embeddings),
+            (16.0, 8192.0)
+        );
+        assert_eq!(LlamaConfig::from_json(&c.to_json()).unwrap(), c);
+        // transformers 4.x: `rope_theta` and `rope_scaling` apart.
+        let v4 = r#"{"vocab_size": 10, "hidden_size": 256, "intermediate_size": 16,
+            "num_hidden_layers": 1, "num_attention_heads": 2, "rope_theta": 1000000.0,
+            "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}"#;
+        assert_eq!(LlamaConfig::from_json(v4).unwrap(), c);
+    }
+
+    /// (index, inverse frequency) from transformers 5.24's `_compute_llama3_parameters`
+    /// for [`LLAMA3_ROPE`]: kept (1, 20, 26), blended (27, 30, 33), slowed (34, 63).
+    const LLAMA3_REFERENCE: [(usize, f32); 8] = [
+        (1, 0.805_842_2),
+        (20, 0.013_335_215),
+        (26, 0.003_651_741_4),
+        (27, 0.002_792_574_2),
+        (30, 0.000_581_202_9),
+        (33, 6.312_134e-5),
+        (34, 4.058_635_4e-5),
+        (63, 7.755_861e-8),
+    ];
+
+    #[test]
+    fn llama3_rope_keeps_short_wavelengths_slows_long_ones_and_blends_between() {
+        let c = LlamaConfig::from_json(LLAMA3_ROPE).unwrap();
+        let scaled = c.inv_freq();
+        let plain = LlamaConfig {
+            rope_scaling: None,
+            ..c.clone()
+        }
+        .inv_freq();
+        assert_eq!(scaled.len(), 64);
+        assert_eq!(scaled[0], plain[0]); // wavelength 2 pi: kept
+        assert_eq!(scaled[63], plain[63] / 16.0); // far beyond 8,192: slowed
+        for (i, expected) in LLAMA3_REFERENCE {
+            let relative = (scaled[i] - expected).abs() / expected;
+            assert!(relative < 1e-6, "{i}: {} vs {expected}", scaled[i]);
+        }
     }
 
     #[test]

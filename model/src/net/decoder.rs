@@ -43,12 +43,7 @@ impl<B: Backend> Llama<B> {
                 .collect(),
             norm: RmsNorm::init(config.hidden_size, config.rms_norm_eps, device),
             lm_head,
-            rope: Rope::new(
-                config.head_dim(),
-                config.max_position_embeddings,
-                config.rope_theta,
-                device,
-            ),
+            rope: Rope::new(&config.inv_freq(), config.max_position_embeddings, device),
             vocab_size: config.vocab_size,
         })
     }

@@ -531,13 +531,12 @@ pub(crate) fn decode_threads() -> usize {
 /// The rotary tables as [`super::attention::Rope`] computes them (in f32, as HF does),
 /// keeping one half: the two halves of a head share their frequencies.
 fn rotary_tables(c: &LlamaConfig) -> (Vec<f32>, Vec<f32>) {
-    let hd = c.head_dim();
-    let half = hd / 2;
+    let half = c.head_dim() / 2;
     let mut cos = Vec::with_capacity(c.max_position_embeddings * half);
     let mut sin = Vec::with_capacity(c.max_position_embeddings * half);
+    let inv_freq = c.inv_freq();
     for p in 0..c.max_position_embeddings {
-        for i in 0..half {
-            let inv_freq = 1.0f32 / (c.rope_theta as f32).powf((2 * i) as f32 / hd as f32);
+        for &inv_freq in &inv_freq {
             let angle = p as f32 * inv_freq;
             cos.push(angle.cos());
             sin.push(angle.sin());
@@ -584,8 +583,26 @@ mod tests {
     }
 
     fn both(tie: bool) -> (Llama<Cpu>, FastLlama) {
+        both_of(&both_config(tie))
+    }
+
+    /// [`both_config`] with Llama 3's rotary scaling, its wavelengths placed so that
+    /// the head's frequencies are kept, blended and slowed.
+    fn llama3_config() -> LlamaConfig {
+        LlamaConfig {
+            rope_scaling: Some(crate::net::config::Llama3Rope {
+                factor: 8.0,
+                low_freq_factor: 1.0,
+                high_freq_factor: 4.0,
+                original_max_position_embeddings: 32.0,
+            }),
+            ..both_config(true)
+        }
+    }
+
+    fn both_of(config: &LlamaConfig) -> (Llama<Cpu>, FastLlama) {
         let device = Default::default();
-        let config = both_config(tie);
+        let config = config.clone();
         let mut model = Llama::<Cpu>::init(&config, &device).unwrap();
         // Larger weights than the init gives, so greedy choices are not near-ties.
         model.embed_tokens.weight = model.embed_tokens.weight.map(|w| w * 20.0);
@@ -605,8 +622,8 @@ mod tests {
 
     #[test]
     fn logits_match_the_burn_model() {
-        for tie in [true, false] {
-            let (burn, fast) = both(tie);
+        for config in [both_config(true), both_config(false), llama3_config()] {
+            let (burn, fast) = both_of(&config);
             let prompt = [3u32, 14, 15, 9, 26, 5, 35, 89];
             let mut slow_cache = Decoder::new_cache(&burn);
             let mut fast_cache = fast.new_cache();
