@@ -80,13 +80,50 @@ VARIANTS["tiny-llama3-rope"] = dict(
 )
 del VARIANTS["tiny-llama3-rope"]["config"]["rope_theta"]
 
+# Meta's Code World Model's architecture (transformers' CwmForCausalLM): Llama 3's
+# rotary scaling, untied embeddings and sliding-window layers, here a window of 5
+# positions, shorter than the 12 tokens, in two of three layers.
+VARIANTS["tiny-cwm"] = dict(
+    kind="cwm",
+    config=dict(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=64,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=False,
+        sliding_window=5,
+        layer_types=["full_attention", "sliding_attention", "sliding_attention"],
+        rope_parameters=dict(
+            rope_type="llama3",
+            rope_theta=500.0,
+            factor=8.0,
+            low_freq_factor=1.0,
+            high_freq_factor=4.0,
+            original_max_position_embeddings=32,
+        ),
+    ),
+    dtype=torch.float32,
+)
+
 TOKENS = [1, 17, 42, 5, 63, 0, 8, 8, 30, 12, 50, 3]
+
+
+def classes(spec):
+    if spec.get("kind") == "cwm":
+        return transformers.CwmConfig, transformers.CwmForCausalLM
+    return LlamaConfig, LlamaForCausalLM
 
 
 def build(name, spec, seed):
     torch.manual_seed(seed)
-    config = LlamaConfig(**spec["config"], attn_implementation="eager")
-    model = LlamaForCausalLM(config).eval()
+    config_class, model_class = classes(spec)
+    config = config_class(**spec["config"], attn_implementation="eager")
+    model = model_class(config).eval()
     with torch.no_grad():
         for pname, p in model.named_parameters():
             if pname.endswith("norm.weight"):
@@ -101,7 +138,7 @@ def build(name, spec, seed):
     # The reference is what PyTorch computes from the checkpoint as stored, loaded in
     # float32 (for bf16 this also keeps the rotary frequencies in float32, as a fresh
     # load does, instead of the rounded copy `model.to(bfloat16)` would leave).
-    reference = LlamaForCausalLM.from_pretrained(out, dtype=torch.float32, attn_implementation="eager")
+    reference = model_class.from_pretrained(out, dtype=torch.float32, attn_implementation="eager")
     with torch.no_grad():
         logits = reference.eval()(torch.tensor([TOKENS])).logits[0]
     (out / "expected.json").write_text(

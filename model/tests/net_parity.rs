@@ -114,6 +114,15 @@ fn llama3_rope_scaling_matches_pytorch() {
     assert_cached_forward_matches("tiny-llama3-rope");
 }
 
+/// Meta's CWM architecture (`CwmForCausalLM`): Llama 3's rotary scaling, untied
+/// embeddings, and two of three layers looking back 5 positions, fewer than the 12
+/// tokens (ignoring the windows would move positions 5 and on by up to 4.2).
+#[test]
+fn cwm_with_sliding_windows_matches_pytorch() {
+    assert_full_forward_matches("tiny-cwm");
+    assert_cached_forward_matches("tiny-cwm");
+}
+
 #[test]
 fn tied_bf16_checkpoint_matches_pytorch() {
     assert_full_forward_matches("tiny-llama-tied-bf16");

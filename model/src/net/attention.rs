@@ -159,12 +159,20 @@ impl<B: Backend> Attention<B> {
 }
 
 /// The additive causal mask [1, 1, seq, start + seq] for queries at `start..start + seq`:
-/// query `i` may see keys `0..=start + i`.
-pub fn causal_mask<B: Backend>(seq: usize, start: usize, device: &B::Device) -> Tensor<B, 4> {
+/// query `i` may see keys `0..=start + i`, or only the last `window` of them (`None`:
+/// all).
+pub fn causal_mask<B: Backend>(
+    seq: usize,
+    start: usize,
+    window: Option<usize>,
+    device: &B::Device,
+) -> Tensor<B, 4> {
     let total = start + seq;
     let mut data = vec![0.0f32; seq * total];
     for i in 0..seq {
-        for j in (start + i + 1)..total {
+        let seen = start + i + 1;
+        let first = window.map_or(0, |w| seen.saturating_sub(w));
+        for j in (0..first).chain(seen..total) {
             data[i * total + j] = f32::NEG_INFINITY;
         }
     }

@@ -32,6 +32,22 @@ pub struct LlamaConfig {
     /// Llama 3's rescaled rotary frequencies (`rope_type` "llama3"); `None`: plain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rope_scaling: Option<Llama3Rope>,
+    /// How far back a `sliding_attention` layer looks (CWM: 8,192 tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sliding_window: Option<usize>,
+    /// Each layer's attention, `full_attention` or `sliding_attention`; `None`: all full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer_types: Option<Vec<LayerType>>,
+}
+
+/// What a layer's queries see of the positions before them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerType {
+    /// Every position before it.
+    FullAttention,
+    /// The last `sliding_window` positions, its own included.
+    SlidingAttention,
 }
 
 /// Llama 3's rotary scaling: long wavelengths slowed by `factor`, short ones kept, and
@@ -90,6 +106,8 @@ impl LlamaConfig {
             rope_theta: 10_000.0,
             tie_word_embeddings: false,
             rope_scaling: None,
+            sliding_window: None,
+            layer_types: None,
         }
     }
 
@@ -111,6 +129,17 @@ impl LlamaConfig {
 
     pub fn head_dim(&self) -> usize {
         self.hidden_size / self.num_attention_heads
+    }
+
+    /// How many positions, its own included, a query of `layer` sees at most; `None`:
+    /// all before it. A query at position `q` sees keys `k` with `q - k < window`, as
+    /// `transformers`' sliding-window mask does.
+    pub fn window(&self, layer: usize) -> Option<usize> {
+        let kind = self.layer_types.as_ref().and_then(|types| types.get(layer));
+        match kind {
+            Some(LayerType::SlidingAttention) => self.sliding_window,
+            _ => None,
+        }
     }
 
     /// The rotary inverse frequencies, one per pair of a head's dimensions, in f32 as
@@ -164,6 +193,18 @@ impl LlamaConfig {
                 "head dimension {} must be even for rotary embeddings",
                 self.head_dim()
             ));
+        }
+        if let Some(types) = &self.layer_types {
+            if types.len() != self.num_hidden_layers {
+                return bad(format!(
+                    "layer_types names {} layers, the model has {}",
+                    types.len(),
+                    self.num_hidden_layers
+                ));
+            }
+        }
+        if self.sliding_window == Some(0) {
+            return bad("sliding_window must be positive".into());
         }
         if self.vocab_size == 0 || self.num_hidden_layers == 0 || self.intermediate_size == 0 {
             return bad(
@@ -260,6 +301,30 @@ impl LlamaConfig {
                 .unwrap_or(Value::Null);
             obj.insert("num_key_value_heads".into(), heads);
         }
+        // Meta's Code World Model is Llama 3 with sliding-window layers; transformers'
+        // CwmConfig fills these when its config.json leaves them out.
+        if obj.get("model_type").is_some_and(|t| t == "cwm") {
+            let layers = obj
+                .get("num_hidden_layers")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            let every_fourth: Vec<&str> = (0..layers)
+                .map(|i| match i % 4 {
+                    0 => "full_attention",
+                    _ => "sliding_attention",
+                })
+                .collect();
+            obj.entry("layer_types").or_insert(json!(every_fourth));
+            obj.entry("sliding_window").or_insert(json!(8192));
+            if obj.get("rope_scaling").is_none_or(Value::is_null) {
+                obj.insert(
+                    "rope_scaling".into(),
+                    json!({"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                        "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}),
+                );
+                obj.entry("rope_theta").or_insert(json!(1_000_000.0));
+            }
+        }
         let defaults = [
             ("max_position_embeddings", json!(2048)),
             ("rms_norm_eps", json!(1e-6)),
@@ -278,8 +343,13 @@ impl LlamaConfig {
     pub fn to_json(&self) -> String {
         let mut v = serde_json::to_value(self).expect("config serialises");
         let obj = v.as_object_mut().expect("config is an object");
-        obj.insert("architectures".into(), json!(["LlamaForCausalLM"]));
-        obj.insert("model_type".into(), json!("llama"));
+        // Sliding-window layers are CWM's (transformers' Llama has none).
+        let (architecture, model_type) = match self.layer_types {
+            Some(_) => ("CwmForCausalLM", "cwm"),
+            None => ("LlamaForCausalLM", "llama"),
+        };
+        obj.insert("architectures".into(), json!([architecture]));
+        obj.insert("model_type".into(), json!(model_type));
         obj.insert("hidden_act".into(), json!("silu"));
         obj.insert("attention_bias".into(), json!(false));
         obj.insert("mlp_bias".into(), json!(false));
@@ -398,6 +468,26 @@ mod tests {
             let relative = (scaled[i] - expected).abs() / expected;
             assert!(relative < 1e-6, "{i}: {} vs {expected}", scaled[i]);
         }
+    }
+
+    #[test]
+    fn cwm_configs_get_transformers_defaults_and_windows_per_layer() {
+        let cwm = r#"{"model_type": "cwm", "vocab_size": 10, "hidden_size": 256,
+            "intermediate_size": 16, "num_hidden_layers": 5, "num_attention_heads": 2}"#;
+        let c = LlamaConfig::from_json(cwm).unwrap();
+        let windows: Vec<Option<usize>> = (0..5).map(|l| c.window(l)).collect();
+        assert_eq!(windows, [None, Some(8192), Some(8192), Some(8192), None]);
+        assert_eq!(c.rope_theta, 1e6);
+        assert_eq!(c.rope_scaling.map(|r| r.factor), Some(16.0));
+        assert_eq!(LlamaConfig::from_json(&c.to_json()).unwrap(), c);
+        assert!(c.to_json().contains("CwmForCausalLM"));
+        // A plain Llama has no windows.
+        assert_eq!(LlamaConfig::small_5m(64).window(0), None);
+        let mismatched = r#"{"vocab_size": 10, "hidden_size": 8, "intermediate_size": 16,
+            "num_hidden_layers": 2, "num_attention_heads": 2,
+            "layer_types": ["full_attention"], "sliding_window": 4}"#;
+        let refused = LlamaConfig::from_json(mismatched).unwrap_err().to_string();
+        assert!(refused.contains("layer_types names 1 layers"), "{refused}");
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub struct Llama<B: Backend> {
     pub lm_head: Option<Linear<B>>,
     pub rope: Rope<B>,
     pub vocab_size: usize,
+    /// How many positions each layer's queries see at most (`usize::MAX`: all before
+    /// them; see [`LlamaConfig::window`]).
+    pub windows: Vec<usize>,
 }
 
 impl<B: Backend> Llama<B> {
@@ -45,6 +48,9 @@ impl<B: Backend> Llama<B> {
             lm_head,
             rope: Rope::new(&config.inv_freq(), config.max_position_embeddings, device),
             vocab_size: config.vocab_size,
+            windows: (0..config.num_hidden_layers)
+                .map(|layer| config.window(layer).unwrap_or(usize::MAX))
+                .collect(),
         })
     }
 
@@ -61,9 +67,9 @@ impl<B: Backend> Llama<B> {
     /// each position seeing only itself and earlier positions.
     pub fn forward(&self, tokens: Tensor<B, 2, Int>) -> Tensor<B, 3> {
         let [_, seq] = tokens.dims();
-        let mask = (seq > 1).then(|| causal_mask(seq, 0, &tokens.device()));
+        let masks = self.masks(seq, 0, &tokens.device());
         let mut x = self.embed_tokens.forward(tokens);
-        for layer in &self.layers {
+        for (layer, mask) in self.layers.iter().zip(&masks) {
             x = layer.forward(x, &self.rope, 0, mask.as_ref(), None).0;
         }
         self.logits(self.norm.forward(x))
@@ -85,16 +91,34 @@ impl<B: Backend> Llama<B> {
                 max: self.max_positions(),
             });
         }
-        let mask = (seq > 1).then(|| causal_mask(seq, start, &tokens.device()));
+        let masks = self.masks(seq, start, &tokens.device());
         let mut x = self.embed_tokens.forward(tokens);
         let mut kvs = Vec::with_capacity(self.layers.len());
-        for (i, layer) in self.layers.iter().enumerate() {
+        for (i, (layer, mask)) in self.layers.iter().zip(&masks).enumerate() {
             let (out, kv) = layer.forward(x, &self.rope, start, mask.as_ref(), cache.layer(i));
             x = out;
             kvs.push(kv);
         }
         cache.update(kvs, seq);
         Ok(self.norm.forward(x))
+    }
+
+    /// Each layer's attention mask for queries at `start..start + seq`, made once per
+    /// window; `None` where a query sees everything before it (a single new token
+    /// in a full-attention layer, or one whose window reaches back to the start).
+    fn masks(&self, seq: usize, start: usize, device: &B::Device) -> Vec<Option<Tensor<B, 4>>> {
+        let mut made: Vec<(usize, Option<Tensor<B, 4>>)> = Vec::new();
+        let mut mask_for = |window: usize| {
+            if let Some((_, mask)) = made.iter().find(|(w, _)| *w == window) {
+                return mask.clone();
+            }
+            let needed = seq > 1 || start + seq > window;
+            let window_arg = (window != usize::MAX).then_some(window);
+            let mask = needed.then(|| causal_mask(seq, start, window_arg, device));
+            made.push((window, mask.clone()));
+            mask
+        };
+        self.windows.iter().map(|&w| mask_for(w)).collect()
     }
 
     /// Hidden states [batch, seq, hidden] -> logits [batch, seq, vocab].

@@ -11,7 +11,8 @@ pub const POSITIONS: usize = 16;
 pub struct Query<'a> {
     pub kv_head: usize,
     pub query: &'a [f32],
-    /// Positions it attends to (0..seen).
+    /// Positions it attends to (`from..seen`: all before it, or a sliding window).
+    pub from: usize,
     pub seen: usize,
     pub scale: f32,
 }
@@ -53,8 +54,8 @@ impl LayerCache {
         self.values[at..at + hd].copy_from_slice(value);
     }
 
-    /// `out = softmax(q · keys[..seen] * scale) · values[..seen]` for one query head;
-    /// `scores` is scratch of at least `seen` rounded up to a block.
+    /// `out = softmax(q · keys[from..seen] * scale) · values[from..seen]` for one query
+    /// head; `scores` is scratch of at least `seen` rounded up to a block.
     pub fn attend(&self, q: &Query, scores: &mut [f32], out: &mut [f32]) {
         // Called from the team's jobs (closures, which do not inherit the decode path's
         // target features), so it picks its own.
@@ -90,6 +91,7 @@ impl LayerCache {
         let Query {
             kv_head,
             query,
+            from,
             seen,
             scale,
         } = *q;
@@ -122,9 +124,9 @@ impl LayerCache {
                 dst[i] = ((sums[0][i] + sums[1][i]) + (sums[2][i] + sums[3][i])) * scale;
             }
         }
-        let scores = &mut scores[..seen];
+        let scores = &mut scores[from..seen];
         softmax(scores);
-        let values = &self.values[kv_head * self.capacity * hd..];
+        let values = &self.values[(kv_head * self.capacity + from) * hd..];
         if HD == 0 {
             out.fill(0.0);
             for (j, &w) in scores.iter().enumerate() {
@@ -137,6 +139,7 @@ impl LayerCache {
         // Two positions at a time into two sums, added at the end.
         let mut first = [0.0f32; HD];
         let mut second = [0.0f32; HD];
+        let seen = scores.len();
         let pairs = seen / 2;
         for p in 0..pairs {
             let j = 2 * p;
@@ -272,14 +275,19 @@ mod tests {
 
     #[test]
     fn attention_matches_the_plain_formula() {
-        for (hd, seen) in [
-            (64, 1),
-            (64, 37),
-            (8, 16),
-            (5, 33),
-            (64, 100),
-            (32, 2),
-            (128, 17),
+        // (head size, first position seen, positions): the later rows see a window.
+        for (hd, from, seen) in [
+            (64, 0, 1),
+            (64, 0, 37),
+            (8, 0, 16),
+            (5, 0, 33),
+            (64, 0, 100),
+            (32, 0, 2),
+            (128, 0, 17),
+            (64, 30, 37),
+            (8, 5, 16),
+            (128, 16, 17),
+            (5, 17, 100),
         ] {
             let (kv_heads, capacity) = (2, 112);
             let mut cache = LayerCache::new(kv_heads, capacity, hd);
@@ -300,11 +308,12 @@ mod tests {
             let head = Query {
                 kv_head: 1,
                 query: &q,
+                from,
                 seen,
                 scale,
             };
             cache.attend(&head, &mut scores, &mut out);
-            let raw: Vec<f64> = (0..seen)
+            let raw: Vec<f64> = (from..seen)
                 .map(|p| {
                     (0..hd).map(|d| (q[d] * value(p, d, 1)) as f64).sum::<f64>() * scale as f64
                 })
@@ -313,12 +322,12 @@ mod tests {
             let weights: Vec<f64> = raw.iter().map(|s| (s - top).exp()).collect();
             let total: f64 = weights.iter().sum();
             for (d, &got) in out.iter().enumerate() {
-                let want: f64 = (0..seen)
-                    .map(|p| weights[p] / total * value(p, d, 6) as f64)
+                let want: f64 = (from..seen)
+                    .map(|p| weights[p - from] / total * value(p, d, 6) as f64)
                     .sum();
                 assert!(
                     (got as f64 - want).abs() < 1e-5,
-                    "hd {hd} seen {seen} [{d}]"
+                    "hd {hd} {from}..{seen} [{d}]"
                 );
             }
         }

@@ -402,12 +402,15 @@ impl FastLlama {
             // The team shares one token's heads, or several tokens, in two halves.
             let kv = &*kv;
             let qkv = &s.qkv;
+            let window = c.window(li);
             let attend = |t: usize, heads: Range<usize>, out: &mut [f32], scores: &mut [f32]| {
                 let seen = start + t + 1; // causal: positions 0..=start + t
+                let from = window.map_or(0, |w| seen.saturating_sub(w));
                 for (h, out) in heads.zip(out.chunks_exact_mut(hd)) {
                     let query = Query {
                         kv_head: h / group,
                         query: &qkv[t * qkv_dim + h * hd..t * qkv_dim + (h + 1) * hd],
+                        from,
                         seen,
                         scale,
                     };
@@ -600,6 +603,17 @@ mod tests {
         }
     }
 
+    /// [`both_config`] with a sliding window of 4 positions in its second layer, shorter
+    /// than the prompts: the two layers see differently far back.
+    fn sliding_config() -> LlamaConfig {
+        use crate::net::config::LayerType::{FullAttention, SlidingAttention};
+        LlamaConfig {
+            sliding_window: Some(4),
+            layer_types: Some(vec![FullAttention, SlidingAttention]),
+            ..both_config(false)
+        }
+    }
+
     fn both_of(config: &LlamaConfig) -> (Llama<Cpu>, FastLlama) {
         let device = Default::default();
         let config = config.clone();
@@ -622,7 +636,13 @@ mod tests {
 
     #[test]
     fn logits_match_the_burn_model() {
-        for config in [both_config(true), both_config(false), llama3_config()] {
+        let configs = [
+            both_config(true),
+            both_config(false),
+            llama3_config(),
+            sliding_config(),
+        ];
+        for config in configs {
             let (burn, fast) = both_of(&config);
             let prompt = [3u32, 14, 15, 9, 26, 5, 35, 89];
             let mut slow_cache = Decoder::new_cache(&burn);
