@@ -80,13 +80,32 @@ VARIANTS["tiny-llama3-rope"] = dict(
 )
 del VARIANTS["tiny-llama3-rope"]["config"]["rope_theta"]
 
+# CWM's trace tokens (ids 128100-128107 in the real vocabulary; here after the BPE's).
+CWM_SPECIAL = [
+    "<|trace_context_start|>",
+    "<|frame_sep|>",
+    "<|call_sep|>",
+    "<|line_sep|>",
+    "<|return_sep|>",
+    "<|exception_sep|>",
+    "<|action_sep|>",
+    "<|arg_sep|>",
+]
+CWM_VOCAB = 300
+# A prompt in CWM's trace format, continued greedily by the reference for the test.
+CWM_PROMPT = (
+    "<|trace_context_start|>def f(x):\n    return x + 1  # << START_OF_TRACE\n"
+    '<|frame_sep|><|call_sep|>{"x": "2"}<|action_sep|>'
+)
+CWM_CONTINUATION = 16
+
 # Meta's Code World Model's architecture (transformers' CwmForCausalLM): Llama 3's
 # rotary scaling, untied embeddings and sliding-window layers, here a window of 5
 # positions, shorter than the 12 tokens, in two of three layers.
 VARIANTS["tiny-cwm"] = dict(
     kind="cwm",
     config=dict(
-        vocab_size=64,
+        vocab_size=CWM_VOCAB,
         hidden_size=32,
         intermediate_size=64,
         num_hidden_layers=3,
@@ -111,6 +130,50 @@ VARIANTS["tiny-cwm"] = dict(
 )
 
 TOKENS = [1, 17, 42, 5, 63, 0, 8, 8, 30, 12, 50, 3]
+
+
+def llama3_tokenizer(vocab_size, special):
+    """A byte-level BPE with Llama 3's pre-tokenizer (its split pattern, then bytes),
+    trained on a little Python, with `special` added after it: the kind of
+    tokenizer.json a Llama-3-family checkpoint ships, small enough to commit."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    split = (
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+        r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+    )
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(split), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size - len(special),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    text = [
+        "def f(x):\n    return x + 1\n",
+        'for i in range(10):\n    print(i, "x")\n',
+        '{"x": "2", "y": "[1, 2, 3]"}\n' * 3,
+    ]
+    tokenizer.train_from_iterator(text, trainer)
+    tokenizer.add_special_tokens(special)
+    assert tokenizer.get_vocab_size() == vocab_size, tokenizer.get_vocab_size()
+    return tokenizer
+
+
+def greedy(model, ids, count):
+    """`count` tokens after `ids`, each the likeliest (no sampling, no stop)."""
+    ids = list(ids)
+    with torch.no_grad():
+        for _ in range(count):
+            logits = model(torch.tensor([ids])).logits[0, -1]
+            ids.append(int(logits.argmax()))
+    return ids
 
 
 def classes(spec):
@@ -150,6 +213,22 @@ def build(name, spec, seed):
             }
         )
     )
+    if spec.get("kind") == "cwm":
+        # Its tokenizer, and a greedy continuation of a CWM-format prompt.
+        tokenizer = llama3_tokenizer(spec["config"]["vocab_size"], CWM_SPECIAL)
+        tokenizer.save(str(out / "tokenizer.json"))
+        prompt = tokenizer.encode(CWM_PROMPT, add_special_tokens=False).ids
+        tokens = greedy(reference, prompt, CWM_CONTINUATION)
+        (out / "continuation.json").write_text(
+            json.dumps(
+                {
+                    "prompt": CWM_PROMPT,
+                    "prompt_tokens": prompt,
+                    "continuation": tokens[len(prompt) :],
+                    "text": tokenizer.decode(tokens[len(prompt) :], skip_special_tokens=False),
+                }
+            )
+        )
     # save_pretrained may write a generation_config.json we do not need.
     (out / "generation_config.json").unlink(missing_ok=True)
     print(name, "max |logit|", float(logits.abs().max()))

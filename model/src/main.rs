@@ -156,6 +156,25 @@ enum Command {
         #[arg(long, value_delimiter = ',', required = true)]
         tokens: Vec<u32>,
     },
+    /// Continue a prompt greedily with any checkpoint that has a tokenizer.json (ours,
+    /// a Llama-3-family one, CWM): its token ids and text, to compare with
+    /// `transformers` token for token. The prompt is read as written (special tokens
+    /// as such, no beginning-of-text token added); CPU, f32.
+    #[cfg(feature = "neural")]
+    Complete {
+        /// Checkpoint directory (config.json, safetensors, tokenizer.json).
+        #[arg(long)]
+        model: PathBuf,
+        /// A file holding the prompt's text.
+        #[arg(long)]
+        prompt_file: PathBuf,
+        /// Tokens to generate.
+        #[arg(long, default_value_t = 32)]
+        max_tokens: usize,
+        /// Print {prompt_tokens, tokens, text} as JSON instead of the text alone.
+        #[arg(long)]
+        json: bool,
+    },
     /// Trace programs (generated and real) and write sharded training episodes.
     Dataset(neural_model::data::DatasetOptions),
     /// Train the transformer as a config file says (resumes from its last checkpoint).
@@ -507,6 +526,23 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 "{}",
                 serde_json::json!({ "tokens": tokens, "logits": logits })
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        #[cfg(feature = "neural")]
+        Command::Complete {
+            model,
+            prompt_file,
+            max_tokens,
+            json,
+        } => {
+            let prompt = std::fs::read_to_string(&prompt_file)
+                .map_err(|e| format!("{}: {e}", prompt_file.display()))?;
+            let done = neural_model::net::complete(&model, &prompt, max_tokens)
+                .map_err(|e| format!("{}: {e}", model.display()))?;
+            match json {
+                true => println!("{}", serde_json::to_string(&done).expect("serialises")),
+                false => println!("{}", done.text),
+            }
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]

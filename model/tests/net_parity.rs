@@ -123,6 +123,26 @@ fn cwm_with_sliding_windows_matches_pytorch() {
     assert_cached_forward_matches("tiny-cwm");
 }
 
+/// `neural-model complete`: the tiny CWM's tokenizer (Llama 3's pre-tokenizer, CWM's
+/// trace tokens) reads a CWM-format prompt as `tokenizers` does in Python, and the
+/// greedy continuation agrees with PyTorch's token for token.
+#[test]
+fn cwm_greedy_continuation_matches_pytorch_token_for_token() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-cwm");
+    let text = std::fs::read_to_string(dir.join("continuation.json")).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ids = |key: &str| -> Vec<u32> {
+        let ids = expected[key].as_array().unwrap();
+        ids.iter().map(|t| t.as_u64().unwrap() as u32).collect()
+    };
+    let want = ids("continuation");
+    let prompt = expected["prompt"].as_str().unwrap();
+    let got = neural_model::net::complete(&dir, prompt, want.len()).unwrap();
+    assert_eq!(got.prompt_tokens, ids("prompt_tokens"));
+    assert_eq!(got.tokens, want);
+    assert_eq!(got.text, expected["text"].as_str().unwrap());
+}
+
 #[test]
 fn tied_bf16_checkpoint_matches_pytorch() {
     assert_full_forward_matches("tiny-llama-tied-bf16");
