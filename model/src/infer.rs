@@ -208,10 +208,15 @@ impl<M: Decoder> Predictor<M> {
             dir: dir.to_path_buf(),
             reason,
         };
-        for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+        for file in ["config.json", "tokenizer.json"] {
             if !dir.join(file).is_file() {
                 return Err(missing(format!("{file} is missing")));
             }
+        }
+        if !crate::net::checkpoint::has_weights(dir) {
+            return Err(missing(
+                "model.safetensors (or model.safetensors.index.json) is missing".into(),
+            ));
         }
         let tokenizer =
             Tokenizer::load(&dir.join("tokenizer.json")).map_err(|e| missing(e.to_string()))?;

@@ -1,7 +1,8 @@
-//! Hugging Face checkpoints: a directory with `config.json` and `model.safetensors`,
-//! using Llama's tensor names. Linear weights are stored [out, in] as PyTorch keeps
+//! Hugging Face checkpoints: a directory with `config.json` and `model.safetensors`
+//! (or the shards `model.safetensors.index.json` names), using Llama's tensor names. Linear weights are stored [out, in] as PyTorch keeps
 //! them (burn keeps [in, out], so they are transposed here and nowhere else).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -18,6 +19,13 @@ use super::Error;
 
 pub const CONFIG_FILE: &str = "config.json";
 pub const WEIGHTS_FILE: &str = "model.safetensors";
+/// Where a checkpoint too large for one file lists the file of each tensor.
+pub const WEIGHTS_INDEX: &str = "model.safetensors.index.json";
+
+/// Whether `dir` holds a checkpoint's weights, in one file or in shards.
+pub fn has_weights(dir: &Path) -> bool {
+    dir.join(WEIGHTS_FILE).is_file() || dir.join(WEIGHTS_INDEX).is_file()
+}
 
 /// The precision of the weights written by [`save_checkpoint`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,16 +35,14 @@ pub enum SaveDtype {
     BF16,
 }
 
-/// Loads `dir/config.json` and `dir/model.safetensors` (F32, F16 or BF16 weights).
+/// Loads `dir/config.json` and the weights, `dir/model.safetensors` or its shards
+/// (F32, F16 or BF16).
 pub fn load_checkpoint<B: Backend>(
     dir: &Path,
     device: &B::Device,
 ) -> Result<(LlamaConfig, Llama<B>), Error> {
     let config = LlamaConfig::load(&dir.join(CONFIG_FILE))?;
-    let path = dir.join(WEIGHTS_FILE);
-    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-    let file = SafeTensors::deserialize(&bytes).map_err(|e| Error::Safetensors(e.to_string()))?;
-    let weights = Weights { file, device };
+    let weights = Weights::open(dir, device)?;
 
     let mut model = Llama::init(&config, device)?;
     let (d, f, v) = (
@@ -138,16 +144,61 @@ pub fn save_checkpoint<B: Backend>(
         .map_err(|e| Error::Safetensors(e.to_string()))
 }
 
-/// Reads named tensors out of a safetensors file as f32 tensors on `device`.
+/// Reads named tensors out of a checkpoint's safetensors as f32 tensors on `device`.
+/// Shards are read one at a time, as the model asks for their tensors (in layer
+/// order, as `transformers` writes them), so at most one is in memory.
 struct Weights<'a, B: Backend> {
-    file: SafeTensors<'a>,
+    dir: &'a Path,
+    /// The file of each tensor, from the shards' index; `None`: one file.
+    shard_of: Option<HashMap<String, String>>,
+    /// The file read last, and its bytes.
+    loaded: RefCell<Option<(String, Vec<u8>)>>,
     device: &'a B::Device,
 }
 
-impl<B: Backend> Weights<'_, B> {
+impl<'a, B: Backend> Weights<'a, B> {
+    fn open(dir: &'a Path, device: &'a B::Device) -> Result<Self, Error> {
+        let index = dir.join(WEIGHTS_INDEX);
+        let shard_of = match (dir.join(WEIGHTS_FILE).is_file(), index.is_file()) {
+            (false, true) => Some(read_index(&index)?),
+            _ => None,
+        };
+        Ok(Weights {
+            dir,
+            shard_of,
+            loaded: RefCell::new(None),
+            device,
+        })
+    }
+
+    /// The bytes of the file holding `name`, read if another was read last.
+    fn file_of(&self, name: &str) -> Result<std::cell::Ref<'_, [u8]>, Error> {
+        let file = match &self.shard_of {
+            None => WEIGHTS_FILE,
+            Some(map) => map
+                .get(name)
+                .ok_or_else(|| Error::MissingTensor(name.to_string()))?,
+        };
+        let stale = self.loaded.borrow().as_ref().is_none_or(|(f, _)| f != file);
+        if stale {
+            // Let go of the last file before reading the next.
+            self.loaded.replace(None);
+            let path = self.dir.join(file);
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            self.loaded.replace(Some((file.to_string(), bytes)));
+        }
+        Ok(std::cell::Ref::map(self.loaded.borrow(), |loaded| {
+            loaded
+                .as_ref()
+                .map_or(&[][..], |(_, bytes)| bytes.as_slice())
+        }))
+    }
+
     fn values(&self, name: &str, expected: &[usize]) -> Result<Vec<f32>, Error> {
-        let view = self
-            .file
+        let bytes = self.file_of(name)?;
+        let file =
+            SafeTensors::deserialize(&bytes).map_err(|e| Error::Safetensors(e.to_string()))?;
+        let view = file
             .tensor(name)
             .map_err(|_| Error::MissingTensor(name.to_string()))?;
         if view.shape() != expected {
@@ -200,6 +251,30 @@ impl<B: Backend> Weights<'_, B> {
         layer.weight = Param::from_tensor(tensor);
         Ok(())
     }
+}
+
+/// The shards' index: each tensor's file, a plain name in the checkpoint's directory.
+fn read_index(path: &Path) -> Result<HashMap<String, String>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let index: serde_json::Value = serde_json::from_str(&text)?;
+    let map = index
+        .get("weight_map")
+        .and_then(serde_json::Value::as_object)
+        .ok_or_else(|| Error::Safetensors(format!("{WEIGHTS_INDEX} has no weight_map")))?;
+    map.iter()
+        .map(|(name, file)| {
+            let file = file.as_str().unwrap_or_default();
+            let plain = !file.is_empty()
+                && Path::new(file).file_name().is_some_and(|f| f == file)
+                && file != "..";
+            match plain {
+                true => Ok((name.clone(), file.to_string())),
+                false => Err(Error::Safetensors(format!(
+                    "{WEIGHTS_INDEX} puts `{name}` in {file:?}, not a file of the checkpoint's directory"
+                ))),
+            }
+        })
+        .collect()
 }
 
 fn decode(bytes: &[u8], dtype: Dtype) -> Option<Vec<f32>> {
@@ -309,6 +384,59 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(
             err.to_string().contains("model.embed_tokens.weight"),
+            "{err}"
+        );
+    }
+
+    /// `dir`'s `model.safetensors` rewritten as two shards and their index, split
+    /// between layers as `transformers` splits; `file_of` names each tensor's file.
+    fn shard(dir: &Path, file_of: impl Fn(&str) -> String) {
+        let bytes = std::fs::read(dir.join(WEIGHTS_FILE)).unwrap();
+        let whole = SafeTensors::deserialize(&bytes).unwrap();
+        let mut shards: HashMap<String, Vec<(String, TensorView)>> = HashMap::new();
+        let mut map = serde_json::Map::new();
+        for (name, view) in whole.tensors() {
+            let file = file_of(&name);
+            map.insert(name.clone(), file.clone().into());
+            shards.entry(file).or_default().push((name, view));
+        }
+        for (file, views) in shards {
+            safetensors::serialize_to_file(views, None, &dir.join(file)).unwrap();
+        }
+        let index = serde_json::json!({"metadata": {}, "weight_map": map});
+        std::fs::write(dir.join(WEIGHTS_INDEX), index.to_string()).unwrap();
+        std::fs::remove_file(dir.join(WEIGHTS_FILE)).unwrap();
+    }
+
+    #[test]
+    fn sharded_weights_load_as_one_file_does() {
+        let device = Default::default();
+        let config = LlamaConfig::new(32, 16, 24, 2, 4, 2);
+        let model = Llama::<Cpu>::init(&config, &device).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        save_checkpoint(&model, &config, dir.path(), SaveDtype::F32).unwrap();
+        shard(dir.path(), |name| {
+            match name.starts_with("model.layers.1.") {
+                true => "model-00002-of-00002.safetensors".into(),
+                false => "model-00001-of-00002.safetensors".into(),
+            }
+        });
+        assert!(has_weights(dir.path()));
+        let (_, loaded) = load_checkpoint::<Cpu>(dir.path(), &device).unwrap();
+        assert_eq!(logits(&model), logits(&loaded));
+    }
+
+    #[test]
+    fn an_index_pointing_outside_the_checkpoint_is_refused() {
+        let device = Default::default();
+        let config = LlamaConfig::new(32, 16, 24, 1, 4, 2);
+        let model = Llama::<Cpu>::init(&config, &device).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        save_checkpoint(&model, &config, dir.path(), SaveDtype::F32).unwrap();
+        shard(dir.path(), |_| "../elsewhere.safetensors".into());
+        let err = load_checkpoint::<Cpu>(dir.path(), &device).err().unwrap();
+        assert!(
+            err.to_string().contains("not a file of the checkpoint"),
             "{err}"
         );
     }
