@@ -62,19 +62,21 @@ VARIANTS = {
 }
 
 # Llama 3's rotary scaling (as Llama 3.1 and CWM use it), with the wavelengths placed so
-# that this head's frequencies are kept, blended and slowed (original context 32 tokens:
+# that a head of 8 has frequencies kept, blended and slowed (original context 32 tokens:
 # low-frequency wavelength 32, high 8).
+LLAMA3_ROPE = dict(
+    rope_type="llama3",
+    rope_theta=500.0,
+    factor=8.0,
+    low_freq_factor=1.0,
+    high_freq_factor=4.0,
+    original_max_position_embeddings=32,
+)
+
 VARIANTS["tiny-llama3-rope"] = dict(
     config=dict(
         VARIANTS["tiny-llama-gqa"]["config"],
-        rope_parameters=dict(
-            rope_type="llama3",
-            rope_theta=500.0,
-            factor=8.0,
-            low_freq_factor=1.0,
-            high_freq_factor=4.0,
-            original_max_position_embeddings=32,
-        ),
+        rope_parameters=LLAMA3_ROPE,
     ),
     dtype=torch.float32,
 )
@@ -105,29 +107,17 @@ CWM_CONTINUATION = 16
 VARIANTS["tiny-cwm"] = dict(
     kind="cwm",
     config=dict(
+        VARIANTS["tiny-llama-gqa"]["config"],
         vocab_size=CWM_VOCAB,
-        hidden_size=32,
-        intermediate_size=64,
         num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         head_dim=8,
-        max_position_embeddings=64,
-        rms_norm_eps=1e-5,
-        tie_word_embeddings=False,
         sliding_window=5,
         layer_types=["full_attention", "sliding_attention", "sliding_attention"],
-        rope_parameters=dict(
-            rope_type="llama3",
-            rope_theta=500.0,
-            factor=8.0,
-            low_freq_factor=1.0,
-            high_freq_factor=4.0,
-            original_max_position_embeddings=32,
-        ),
+        rope_parameters=LLAMA3_ROPE,
     ),
     dtype=torch.float32,
 )
+del VARIANTS["tiny-cwm"]["config"]["rope_theta"]
 
 TOKENS = [1, 17, 42, 5, 63, 0, 8, 8, 30, 12, 50, 3]
 

@@ -408,13 +408,18 @@ mod tests {
         std::fs::remove_file(dir.join(WEIGHTS_FILE)).unwrap();
     }
 
-    #[test]
-    fn sharded_weights_load_as_one_file_does() {
-        let device = Default::default();
+    /// A random two-layer model saved in a fresh directory.
+    fn saved() -> (Llama<Cpu>, tempfile::TempDir) {
         let config = LlamaConfig::new(32, 16, 24, 2, 4, 2);
-        let model = Llama::<Cpu>::init(&config, &device).unwrap();
+        let model = Llama::<Cpu>::init(&config, &Default::default()).unwrap();
         let dir = tempfile::tempdir().unwrap();
         save_checkpoint(&model, &config, dir.path(), SaveDtype::F32).unwrap();
+        (model, dir)
+    }
+
+    #[test]
+    fn sharded_weights_load_as_one_file_does() {
+        let (model, dir) = saved();
         shard(dir.path(), |name| {
             match name.starts_with("model.layers.1.") {
                 true => "model-00002-of-00002.safetensors".into(),
@@ -422,19 +427,17 @@ mod tests {
             }
         });
         assert!(has_weights(dir.path()));
-        let (_, loaded) = load_checkpoint::<Cpu>(dir.path(), &device).unwrap();
+        let (_, loaded) = load_checkpoint::<Cpu>(dir.path(), &Default::default()).unwrap();
         assert_eq!(logits(&model), logits(&loaded));
     }
 
     #[test]
     fn an_index_pointing_outside_the_checkpoint_is_refused() {
-        let device = Default::default();
-        let config = LlamaConfig::new(32, 16, 24, 1, 4, 2);
-        let model = Llama::<Cpu>::init(&config, &device).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        save_checkpoint(&model, &config, dir.path(), SaveDtype::F32).unwrap();
+        let (_, dir) = saved();
         shard(dir.path(), |_| "../elsewhere.safetensors".into());
-        let err = load_checkpoint::<Cpu>(dir.path(), &device).err().unwrap();
+        let err = load_checkpoint::<Cpu>(dir.path(), &Default::default())
+            .err()
+            .unwrap();
         assert!(
             err.to_string().contains("not a file of the checkpoint"),
             "{err}"
