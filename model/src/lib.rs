@@ -15,6 +15,7 @@
 //!   script or a call; literals), [`repr`] (reprs read back into their parts, for the
 //!   variables view and for what a loop yields).
 //! - The trace language: [`language`] (rendering and parsing states and actions),
+//!   [`cwm`] (Meta's CWM's dialect of it: its prompts and frames),
 //!   [`grammar`] (the shape a predicted state's text may take, character by character),
 //!   [`trie`] (a set of strings a part of a state may be, as a byte automaton).
 //! - What the next state may say: [`constraints`] (the decoding rules, read from the
@@ -32,6 +33,7 @@ pub mod action;
 pub mod constraints;
 #[cfg(feature = "neural")]
 pub mod cruxeval;
+pub mod cwm;
 pub mod data;
 pub mod entry;
 #[cfg(feature = "neural")]
