@@ -874,8 +874,11 @@ struct Grammar<'a, M: Decoder> {
     /// The body rules of each header, worked out on first use (see `body_rules`).
     bodies: std::cell::RefCell<Vec<(String, Rc<BodyRules>)>>,
     /// The headers each event allows, worked out on first use (see `headers`).
-    headers: std::cell::RefCell<Vec<((String, bool), Rc<Trie>)>>,
+    headers: std::cell::RefCell<Vec<(HeaderKey, Rc<Trie>)>>,
 }
+
+/// An event token and whether the state is the run's first: what a header trie is for.
+type HeaderKey = (String, bool);
 
 impl<'a, M: Decoder> Grammar<'a, M> {
     fn new(

@@ -267,7 +267,7 @@ fn flow_lines_a_loop_past_its_last_item_goes_out() {
 fn admits(next: &NextState, text: &str) -> bool {
     let split = text.find("|>").unwrap() + 2;
     let trie = next.headers(&text[..split], false).trie(next.program);
-    trie.walk(text[split..].as_bytes()).is_on()
+    trie.walk(&text.as_bytes()[split..]).is_on()
 }
 
 #[test]

@@ -75,7 +75,8 @@ impl Llama3Rope {
         };
         let smooth = (old_context as f32 / wavelen - self.low_freq_factor as f32)
             / (self.high_freq_factor - self.low_freq_factor) as f32;
-        let medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+        // (transformers writes `~(w < high) * ~(w > low)`; the same for a number.)
+        let medium = wavelen >= high_freq_wavelen && wavelen <= low_freq_wavelen;
         if medium {
             (1.0 - smooth) * scaled / factor + smooth * scaled
         } else {
