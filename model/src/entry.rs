@@ -190,7 +190,10 @@ pub fn bind_call(
     if mutable_default {
         return None;
     }
-    let resolve = |arg: &str| literal_repr(arg).or_else(|e| value(arg.trim()).ok_or(e));
+    let resolve = |arg: &str| {
+        let literal = exact_literal_repr(arg).ok_or_else(|| format!("{arg} has no exact repr"));
+        literal.or_else(|e| value(arg.trim()).ok_or(e))
+    };
     bind(&signature, args, receiver, &resolve).ok()
 }
 
@@ -403,19 +406,36 @@ pub fn dict_items(repr: &str) -> Option<Vec<(String, String)>> {
 /// that a hostile literal gets an error instead of overflowing the thread's stack.
 pub const MAX_NESTING: usize = 200;
 
-/// The repr Python prints for the value of a literal expression.
+/// The repr Python prints for the value of a literal expression (a set's items in the
+/// written order where the text cannot say Python's; see [`exact_literal_repr`]).
 pub fn literal_repr(expr: &str) -> Result<String, String> {
+    parse_literal(expr).map(|(repr, _)| repr)
+}
+
+/// The repr of a literal when its text alone fixes it: `None` for what is not a
+/// literal, and for a set whose order Python takes from hashes (only small
+/// non-negative ints are known to come out sorted). What the decoding rules rely on.
+pub fn exact_literal_repr(expr: &str) -> Option<String> {
+    match parse_literal(expr) {
+        Ok((repr, false)) => Some(repr),
+        _ => None,
+    }
+}
+
+/// The repr, and whether a set in it may iterate in another order than written.
+fn parse_literal(expr: &str) -> Result<(String, bool), String> {
     let mut parser = Literal {
         text: expr.trim(),
         at: 0,
         depth: 0,
+        unordered: false,
     };
     let value = parser.value()?;
     parser.space();
     if parser.at != parser.text.len() {
         return Err(format!("{expr:?} is not a Python literal (numbers, strings, lists, tuples, dicts, sets, True, False, None)"));
     }
-    Ok(value)
+    Ok((value, parser.unordered))
 }
 
 struct Literal<'a> {
@@ -423,6 +443,8 @@ struct Literal<'a> {
     at: usize,
     /// How many brackets are open where the parser reads.
     depth: usize,
+    /// A set was read whose order Python takes from hashes.
+    unordered: bool,
 }
 
 impl Literal<'_> {
@@ -533,9 +555,12 @@ impl Literal<'_> {
         if !self.eat("}") {
             return self.fail();
         }
-        // Small non-negative ints iterate in order; other sets keep the written order.
+        // Small non-negative ints iterate in order; other sets keep the written order,
+        // which Python's may not be (`{1, 8, 9}` prints `{8, 1, 9}`).
         if items.iter().all(|i| i.parse::<u32>().is_ok_and(|n| n < 8)) {
             items.sort_by_key(|i| i.parse::<u32>().unwrap_or(0));
+        } else if items.len() > 1 {
+            self.unordered = true;
         }
         items.dedup();
         Ok(format!("{{{}}}", items.join(", ")))
@@ -736,6 +761,16 @@ mod tests {
             assert_eq!(literal_repr(expr).as_deref(), Ok(repr), "{expr}");
         }
         assert!(literal_repr("x + 1").is_err());
+        // Sets: small ints sorted as Python iterates them; others kept as written but
+        // not exact.
+        assert_eq!(
+            exact_literal_repr("{3, 1, 2}").as_deref(),
+            Some("{1, 2, 3}")
+        );
+        assert_eq!(literal_repr("{1, 8, 9}").as_deref(), Ok("{1, 8, 9}"));
+        assert_eq!(exact_literal_repr("{1, 8, 9}"), None);
+        assert_eq!(exact_literal_repr("[{'a', 'b'}]"), None);
+        assert_eq!(exact_literal_repr("{'a'}").as_deref(), Some("{'a'}"));
         assert!(literal_repr("f(2)").is_err());
     }
 

@@ -180,9 +180,7 @@ pub fn shown_value(state: &State, name: &str) -> Option<String> {
 
 /// The repr of `text` if it is a literal, else of the name's value `state` shows.
 fn literal_or_shown(state: &State, text: &str) -> Option<String> {
-    crate::entry::literal_repr(text)
-        .ok()
-        .or_else(|| shown_value(state, text))
+    crate::entry::exact_literal_repr(text).or_else(|| shown_value(state, text))
 }
 
 /// The depth and function of a state's header (`<|line|>3 1 f`).

@@ -559,7 +559,7 @@ impl NextState<'_> {
                 before: self.prev.locals.get(expr).cloned(),
             }
         } else {
-            Returned::Repr(crate::entry::literal_repr(expr).ok()?)
+            Returned::Repr(crate::entry::exact_literal_repr(expr)?)
         })
     }
 
