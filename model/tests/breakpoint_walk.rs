@@ -3,6 +3,7 @@
 //! that was printed on the way as its stdout, and a walk that runs out of steps ends
 //! with one jump. Checked against the same walk made by hand with single predictions,
 //! on the small test model (whatever it predicts, both must agree).
+#![cfg(feature = "neural")]
 
 use neural_model::infer::{Predictor, BREAKPOINT_WALK};
 use neural_model::{Action, Event, Outcome};

@@ -2,6 +2,7 @@
 //! `tests/programs/`, from every state (up to a cap) and for every action, the true
 //! outcome, written as the model would write it, passes the grammar token by token.
 //! (The grammar only needs a tokenizer; the small test model supplies one.)
+#![cfg(feature = "neural")]
 
 use neural_model::infer::{Footprints, Predictor};
 use neural_model::{trace, Action, Limits, Program};

@@ -2,6 +2,7 @@
 //! counts the stops that match the real run before the first miss. Checked against the
 //! same session stepped by hand, on the small test model (whatever it predicts, the
 //! two must agree).
+#![cfg(feature = "neural")]
 
 use neural_model::eval::{same_outcome, sessions};
 use neural_model::infer::Predictor;
