@@ -988,7 +988,9 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         let value = rest
             .rfind(language::VALUE)
             .map(|at| &rest[at + language::VALUE.len()..]);
-        match (value, rules.returned.as_ref().and_then(|r| r.value(rest))) {
+        // The locals are parsed for the returned value only once its section begins.
+        let expected = value.and_then(|_| rules.returned.as_ref()?.value(rest));
+        match (value, expected) {
             (Some(value), Some(expected)) => {
                 self.only_toward(allowed, bytes_of(value), &[&expected])
             }
