@@ -1117,3 +1117,42 @@ fn guess_none_for_a_jump() {
     let next = NextState::new(&p, &prev, None, None, &Action::Continue);
     assert!(next.guess().is_none());
 }
+
+#[test]
+fn bindings_none_once_the_block_may_have_rebound_what_the_loop_reads() {
+    // The loop goes over what `name[:5]` gave when it began, not over the new `name`.
+    let source = "def f(name):\n    for ch in name[:5]:\n        name = 'AR'\n    return name\n";
+    let p = ProgramModel::of(source);
+    let locals = [("name", "'AR'"), ("ch", "'i'")];
+    let from = state(&p, Event::Line, 3, "f", &[], &locals);
+    let prev = state(&p, Event::Line, 2, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepInto);
+    assert!(next.bindings().is_none());
+}
+
+#[test]
+fn bindings_a_loop_whose_block_rebinds_what_it_reads_still_starts_with_its_first_item() {
+    let source = "def f(name):\n    for ch in name[:5]:\n        name = 'AR'\n    return name\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("name", "'iwik'")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    // Either item: the block rebinds a name the loop reads, so where it goes is unknown,
+    // but the state's `name` is the one the loop reads.
+    assert_eq!(
+        options(next.bindings()),
+        named(&[("ch", &["'i'", "'k'", "'w'"])])
+    );
+}
+
+#[test]
+fn bindings_none_once_the_block_may_have_changed_a_list_the_loop_copied() {
+    // `xs[-2:]` was copied from [5, 6, 7] when the loop began: after its 6 comes 7,
+    // though the state's `xs[-2:]` now ends with 6.
+    let source = "def f(xs):\n    for x in xs[-2:]:\n        xs.append(x)\n    return xs\n";
+    let p = ProgramModel::of(source);
+    let locals = [("xs", "[5, 6, 7, 6]"), ("x", "6")];
+    let from = state(&p, Event::Line, 3, "f", &[], &locals);
+    let prev = state(&p, Event::Line, 2, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
+    assert!(next.bindings().is_none());
+}

@@ -23,6 +23,24 @@ pub struct Bindings {
     pub continues: Option<bool>,
 }
 
+/// Which lists a loop's iterable reads: in place (its block could reorder them under
+/// it), or as a copy made when the loop starts (which no later change of the list
+/// reaches, so the state's list says nothing of the items once the loop has begun).
+#[derive(Clone, Copy, Default)]
+struct Reads {
+    live_list: bool,
+    copied_list: bool,
+}
+
+impl Reads {
+    fn and(self, other: Reads) -> Reads {
+        Reads {
+            live_list: self.live_list || other.live_list,
+            copied_list: self.copied_list || other.copied_list,
+        }
+    }
+}
+
 /// Where a loop goes from its `for` line, as far as the state and the step before say.
 struct Next {
     /// The items it can bind (each as the parts its targets take); `None`: any.
@@ -78,7 +96,7 @@ impl NextState<'_> {
             return None;
         }
         let iterable = iterable.trim();
-        let (items, reads_list) = self.loop_items(iterable)?;
+        let (items, reads) = self.loop_items(iterable)?;
         // Each item as the parts the targets take.
         let rows: Vec<Vec<String>> = match names.len() {
             1 => items.into_iter().map(|item| vec![item]).collect(),
@@ -88,7 +106,7 @@ impl NextState<'_> {
                 .collect::<Option<_>>()?,
         };
         let current: Vec<Option<String>> = names.iter().map(|n| shown_value(prev, n)).collect();
-        let next = self.next_items(&names, iterable, reads_list, &rows, &current);
+        let next = self.next_items(&names, iterable, reads, &rows, &current)?;
         let continues = next.continues;
         let (rows, known) = match next.items {
             Some(items) => (items, true),
@@ -269,7 +287,7 @@ impl NextState<'_> {
     /// `enumerate(...)` or `zip(...)` of those, or a dict name's `.items()`,
     /// `.keys()` or `.values()`. And whether the loop reads a list in place (which
     /// its block could reorder under it).
-    fn loop_items(&self, iterable: &str) -> Option<(Vec<String>, bool)> {
+    fn loop_items(&self, iterable: &str) -> Option<(Vec<String>, Reads)> {
         let prev = self.prev;
         let iterable = iterable.trim();
         let value = |text: &str| literal_or_shown(prev, text.trim());
@@ -277,10 +295,10 @@ impl NextState<'_> {
         if let Some(args) = call_arguments(iterable, "range") {
             let values: Vec<String> = args.iter().map(|a| value(a)).collect::<Option<_>>()?;
             let items = crate::entry::elements(&format!("range({})", values.join(", ")))?;
-            return Some((items, false));
+            return Some((items, Reads::default()));
         }
         if let Some(args) = call_arguments(iterable, "enumerate") {
-            let (items, reads_list) = self.loop_items(args.first()?)?;
+            let (items, reads) = self.loop_items(args.first()?)?;
             let start = match args.get(1) {
                 Some(start) => number(start.trim().trim_start_matches("start="))?,
                 None => 0,
@@ -290,10 +308,10 @@ impl NextState<'_> {
                 .zip(start..)
                 .map(|(item, k)| format!("({k}, {item})"))
                 .collect();
-            return Some((items, reads_list));
+            return Some((items, reads));
         }
         if let Some(args) = call_arguments(iterable, "zip") {
-            let each: Vec<(Vec<String>, bool)> = args
+            let each: Vec<(Vec<String>, Reads)> = args
                 .iter()
                 .map(|a| self.loop_items(a))
                 .collect::<Option<_>>()?;
@@ -305,7 +323,10 @@ impl NextState<'_> {
                     format!("({})", parts.join(", "))
                 })
                 .collect();
-            return Some((items, each.iter().any(|(_, list)| *list)));
+            let reads = each
+                .iter()
+                .fold(Reads::default(), |all, (_, r)| all.and(*r));
+            return Some((items, reads));
         }
         for (view, part) in [
             (".items()", None),
@@ -322,7 +343,7 @@ impl NextState<'_> {
                         Some(_) => value,
                     })
                     .collect();
-                return Some((items, false));
+                return Some((items, Reads::default()));
             }
         }
         if let Some((base, bounds)) = iterable
@@ -336,19 +357,26 @@ impl NextState<'_> {
                 text => number(text).map(Some),
             };
             let (start, stop) = (bound(start)?, bound(stop)?);
-            let (items, _) = self.loop_items(base)?;
+            let (items, of_base) = self.loop_items(base)?;
             let len = items.len() as i64;
             let at = |bound: Option<i64>, default: i64| {
                 let b = bound.unwrap_or(default);
                 (if b < 0 { b + len } else { b }).clamp(0, len) as usize
             };
             let (from, to) = (at(start, 0), at(stop, len));
-            // A slice is a copy, made when the loop starts: nothing reorders it.
-            return Some((items[from..to.max(from)].to_vec(), false));
+            // A slice is a copy, made when the loop starts.
+            let reads = Reads {
+                live_list: false,
+                copied_list: of_base.live_list || of_base.copied_list,
+            };
+            return Some((items[from..to.max(from)].to_vec(), reads));
         }
         let repr = value(iterable)?;
-        let reads_list = repr.trim_start().starts_with('[');
-        Some((crate::entry::elements(&repr)?, reads_list))
+        let reads = Reads {
+            live_list: repr.trim_start().starts_with('['),
+            copied_list: false,
+        };
+        Some((crate::entry::elements(&repr)?, reads))
     }
 
     /// Where the loop on the current line goes, of its items (each as the parts its
@@ -356,17 +384,19 @@ impl NextState<'_> {
     /// step before came from outside the loop's block), the one after the variables'
     /// current values when it goes round again (the step before came from inside),
     /// out when there is none; where the way in is unknown, either of those. Unknown
-    /// where the loop's block could rebind a variable or a name the iterable reads,
-    /// or where the program could reorder a list under the loop (appending keeps the
-    /// order).
+    /// where the loop's block could rebind a variable, or where the program could
+    /// reorder a list under the loop (appending keeps the order). `None` where the
+    /// state's items need not be the loop's at all: the loop may have begun, and its
+    /// block could rebind a name the iterable reads or change a list it copied (the
+    /// loop goes on over what the iterable gave when it started).
     fn next_items(
         &self,
         targets: &[&str],
         iterable: &str,
-        reads_list: bool,
+        reads: Reads,
         rows: &[Vec<String>],
         current: &[Option<String>],
-    ) -> Next {
+    ) -> Option<Next> {
         let unknown = Next {
             items: None,
             continues: None,
@@ -374,16 +404,21 @@ impl NextState<'_> {
         let (prev, program) = (self.prev, self.program);
         let block = program.block(prev.line);
         let read = layout::identifiers(iterable);
-        let rebinds = block.clone().any(|line| {
+        let read: Vec<&str> = read.iter().map(String::as_str).collect();
+        let binds = |line: u32, names: &[&str]| {
             let code = program.code(line);
             let bound = layout::bound_by(code);
-            layout::words(code).any(|w| w == "del")
-                || targets.iter().any(|t| bound.contains(*t))
-                || read.iter().any(|name| bound.contains(name))
-        });
-        if rebinds {
-            return unknown;
-        }
+            layout::words(code).any(|w| w == "del") || names.iter().any(|n| bound.contains(*n))
+        };
+        let rebinds_iterable = block.clone().any(|line| binds(line, &read));
+        let rebinds_targets = block.clone().any(|line| binds(line, targets));
+        let changes_a_copy = reads.copied_list
+            && (program.reorders_lists
+                || block.clone().any(|line| {
+                    let code = program.code(line);
+                    assigns_an_item(code)
+                        || layout::words(code).any(|w| matches!(w, "append" | "extend"))
+                }));
         let current: Option<Vec<String>> = current.iter().cloned().collect();
         // Whether the loop starts here (`None`: it may start again, or go round).
         let starts = match (&current, self.came_from) {
@@ -398,25 +433,31 @@ impl NextState<'_> {
             }
             _ => None,
         };
+        if (rebinds_iterable || changes_a_copy) && starts != Some(true) {
+            return None;
+        }
+        if rebinds_iterable || rebinds_targets {
+            return Some(unknown);
+        }
         let first = rows.first().cloned();
         if starts == Some(true) {
-            return Next {
+            return Some(Next {
                 continues: Some(first.is_some()),
                 items: Some(first.into_iter().collect()),
-            };
+            });
         }
-        if reads_list
+        if reads.live_list
             && (program.reorders_lists
                 || block
                     .clone()
                     .any(|line| assigns_an_item(program.code(line))))
         {
-            return unknown;
+            return Some(unknown);
         }
         let current = current.expect("a loop going round again has its variables");
         // The values are not an item's: they changed in ways not foreseen here.
         if !rows.contains(&current) {
-            return unknown;
+            return Some(unknown);
         }
         let mut next: Vec<Vec<String>> = rows
             .windows(2)
@@ -437,10 +478,10 @@ impl NextState<'_> {
                 continues = None;
             }
         }
-        Next {
+        Some(Next {
             items: (!next.is_empty()).then_some(next),
             continues,
-        }
+        })
     }
 
     /// The locals a call's state must begin with when the current line calls that
