@@ -20,6 +20,10 @@
 //! The demo encodes each piece of text on its own, so a prompt is a list of
 //! [`Piece`]s: special tokens and texts to encode separately.
 
+#[cfg(feature = "neural")]
+pub mod model;
+pub mod run;
+
 use crate::state::{Event, State, Vars};
 
 /// What the demo appends to the entry line of the program.

@@ -541,3 +541,60 @@ fn inverse_call_offers_inputs_with_their_probabilities() {
     ));
     client.finish();
 }
+
+#[test]
+fn a_cwm_checkpoint_is_served_in_its_own_dialect_and_its_failures_are_clear() {
+    // The tiny random CWM of the model's parity tests: it speaks the dialect (its
+    // tokenizer has CWM's trace tokens) but writes no sensible frame.
+    let tiny_cwm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/fixtures/tiny-cwm");
+    let tiny_cwm = std::fs::canonicalize(tiny_cwm)
+        .unwrap()
+        .display()
+        .to_string();
+    let dir = std::env::temp_dir().join(format!("neural-cwm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("add.py");
+    std::fs::write(&path, "def add(x):\n    return x + 1\n").unwrap();
+    let program = path.display().to_string();
+    let mut client = Client::stdio();
+    let stopped = client.start(
+        &program,
+        &[],
+        json!({ "engine": "neural", "model": tiny_cwm, "call": "add(2)" }),
+    );
+    assert_eq!(stopped["body"]["reason"], "entry", "{stopped}");
+    let events = client.take_events();
+    let said = |event: &str| {
+        events
+            .iter()
+            .filter(|e| e["event"] == event)
+            .collect::<Vec<_>>()
+    };
+    let layers: Vec<&Value> = said("progressUpdate");
+    assert_eq!(layers.len(), 3, "one update a layer: {events:?}");
+    assert_eq!(layers[2]["body"]["percentage"], json!(100));
+    let console: String = said("output")
+        .iter()
+        .map(|e| e["body"]["output"].as_str().unwrap_or_default())
+        .collect();
+    assert!(
+        console.contains("CWM's trace dialect") && console.contains("CPU"),
+        "{console}"
+    );
+    assert_eq!(client.locals(), vec![("x".to_string(), "2".to_string())]);
+    match try_step(&mut client, "stepIn") {
+        Stepped::Refused(message) => {
+            assert!(message.contains("without ending the frame"), "{message}")
+        }
+        other => panic!("the random model wrote a frame: {other:?}"),
+    }
+    // A what-if edit is taken, and the session goes on.
+    let reference = client.locals_reference();
+    client.ok(
+        "setVariable",
+        json!({ "variablesReference": reference, "name": "x", "value": "5" }),
+    );
+    assert_eq!(client.locals(), vec![("x".to_string(), "5".to_string())]);
+    client.finish();
+    std::fs::remove_dir_all(&dir).ok();
+}

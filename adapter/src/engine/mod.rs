@@ -8,6 +8,8 @@
 //! async runtime, so an implementation may take its time.
 
 #[cfg(feature = "neural")]
+pub mod cwm;
+#[cfg(feature = "neural")]
 pub mod neural;
 pub mod trace;
 
@@ -52,6 +54,15 @@ pub struct EngineConfig {
 /// Open the engine `config` asks for on `program` (blocking: the trace engine runs
 /// the program; a neural engine loads its weights). The error is for the user.
 pub fn open(config: &EngineConfig, program: &Program) -> Result<Arc<dyn Engine>, String> {
+    open_with(config, program, &mut |_, _| {})
+}
+
+/// [`open`], telling `loaded` how many of a checkpoint's layers are read (done, of).
+pub fn open_with(
+    config: &EngineConfig,
+    program: &Program,
+    loaded: &mut dyn FnMut(usize, usize),
+) -> Result<Arc<dyn Engine>, String> {
     match config.kind {
         EngineKind::Trace => {
             let engine = trace::TraceEngine::record(program, &Limits::default())
@@ -60,9 +71,24 @@ pub fn open(config: &EngineConfig, program: &Program) -> Result<Arc<dyn Engine>,
         }
         EngineKind::Neural => {
             let checkpoint = config.model.clone().unwrap_or_else(neural_checkpoint);
-            open_neural(&checkpoint, program, config.verify)
+            open_neural(&checkpoint, program, config.verify, loaded)
         }
     }
+}
+
+/// Refuses a program Python would refuse to compile: predicting its run would be
+/// make-believe.
+pub fn refuse_syntax_errors(program: &Program) -> Result<(), String> {
+    neural_model::program::syntax::check(&program.source).map_err(|problem| {
+        format!(
+            "{} in the program: {} ({}, line {}). Python would not run it either: \
+             fix that line and start the session again",
+            problem.kind,
+            problem.message,
+            program.path.display(),
+            problem.line
+        )
+    })
 }
 
 /// The shipped model: `$NEURAL_MODEL`, else a checkpoint bundled next to the adapter
@@ -71,12 +97,24 @@ pub fn neural_checkpoint() -> PathBuf {
     neural_model::weights::default_dir()
 }
 
+/// Our own model, or a checkpoint that speaks CWM's dialect (its tokenizer says).
 #[cfg(feature = "neural")]
 fn open_neural(
     checkpoint: &Path,
     program: &Program,
     verify: bool,
+    loaded: &mut dyn FnMut(usize, usize),
 ) -> Result<Arc<dyn Engine>, String> {
+    if neural_model::cwm::model::speaks_cwm(checkpoint) {
+        if verify {
+            return Err(format!(
+                "{} speaks CWM's trace dialect, which verify does not check yet: launch without \
+                 \"verify\", or with \"engine\": \"trace\" to debug under real Python",
+                checkpoint.display()
+            ));
+        }
+        return Ok(Arc::new(cwm::CwmEngine::open(checkpoint, program, loaded)?));
+    }
     Ok(Arc::new(neural::NeuralEngine::open(
         checkpoint, program, verify,
     )?))
@@ -87,6 +125,7 @@ fn open_neural(
     checkpoint: &Path,
     _program: &Program,
     _verify: bool,
+    _loaded: &mut dyn FnMut(usize, usize),
 ) -> Result<Arc<dyn Engine>, String> {
     Err(format!(
         "this build of neural-dap has no neural engine (built without the `neural` feature; checkpoint {}). \

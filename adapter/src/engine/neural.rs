@@ -57,17 +57,7 @@ impl NeuralEngine {
     /// Load the checkpoint in `dir` and read `program` into it (blocking; seconds).
     /// With `verify`, also record the program under real Python.
     pub fn open(dir: &Path, program: &Program, verify: bool) -> Result<Self, String> {
-        // Python would refuse to compile it: predicting its run would be make-believe.
-        neural_model::program::syntax::check(&program.source).map_err(|problem| {
-            format!(
-                "{} in the program: {} ({}, line {}). Python would not run it either: \
-                 fix that line and start the session again",
-                problem.kind,
-                problem.message,
-                program.path.display(),
-                problem.line
-            )
-        })?;
+        super::refuse_syntax_errors(program)?;
         let entry = neural_model::entry::entry_state(&program.source, program.call.as_deref())
             .map_err(|e| format!("the neural engine cannot start this program: {e}"))?;
         let predictor = Predictor::load(dir).map_err(|e| e.to_string())?;

@@ -134,7 +134,18 @@ pub async fn launch(
     }
     let recording = {
         let program = program.clone();
-        tokio::task::spawn_blocking(move || engine::open(&config, &program))
+        let (out, id, progress) = (conn.out.clone(), progress_id.clone(), conn.client.progress);
+        // A large checkpoint loads layer by layer for minutes: say how far it is.
+        let mut loaded = move |done: usize, of: usize| {
+            if progress && of > 0 {
+                out.event(
+                    "progressUpdate",
+                    Some(json!({ "progressId": id, "message": format!("loading the model: layer {done} of {of}"),
+                                 "percentage": (100 * done / of) as u32 })),
+                );
+            }
+        };
+        tokio::task::spawn_blocking(move || engine::open_with(&config, &program, &mut loaded))
     };
     let cancels = conn.cancels.clone();
     let outcome = tokio::select! {

@@ -41,6 +41,16 @@ pub fn load_checkpoint<B: Backend>(
     dir: &Path,
     device: &B::Device,
 ) -> Result<(LlamaConfig, Llama<B>), Error> {
+    load_checkpoint_with(dir, device, &mut |_, _| {})
+}
+
+/// [`load_checkpoint`], telling `loaded` how many of the layers are read (done, of):
+/// a large checkpoint takes minutes.
+pub fn load_checkpoint_with<B: Backend>(
+    dir: &Path,
+    device: &B::Device,
+    loaded: &mut dyn FnMut(usize, usize),
+) -> Result<(LlamaConfig, Llama<B>), Error> {
     let config = LlamaConfig::load(&dir.join(CONFIG_FILE))?;
     let weights = Weights::open(dir, device)?;
 
@@ -69,6 +79,7 @@ pub fn load_checkpoint<B: Backend>(
             Param::from_tensor(weights.vector(&name("input_layernorm"), d)?);
         layer.post_attention_layernorm.weight =
             Param::from_tensor(weights.vector(&name("post_attention_layernorm"), d)?);
+        loaded(i + 1, config.num_hidden_layers);
     }
     model.norm.weight = Param::from_tensor(weights.vector("model.norm.weight", d)?);
     if let Some(head) = &mut model.lm_head {

@@ -47,6 +47,22 @@ pub type Cuda = burn::backend::Cuda;
 /// The NVIDIA backend with automatic differentiation, for training.
 #[cfg(feature = "cuda")]
 pub type CudaAutodiff = burn::backend::Autodiff<Cuda>;
+/// The NVIDIA backend in bf16: large checkpoints keep their weights' precision.
+#[cfg(feature = "cuda")]
+pub type CudaBf16 = burn::backend::Cuda<half::bf16>;
+
+/// The first NVIDIA GPU, if the CUDA libraries load and one answers.
+#[cfg(feature = "cuda")]
+pub fn cuda_device() -> Option<<Cuda as burn::tensor::backend::Backend>::Device> {
+    // burn panics where the driver or the device is missing: that is "no GPU" here.
+    std::panic::catch_unwind(|| {
+        let device = Default::default();
+        let probe = burn::tensor::Tensor::<Cuda, 1>::zeros([1], &device);
+        let _ = probe.into_data();
+        device
+    })
+    .ok()
+}
 
 /// What can go wrong loading, saving or running a model.
 #[derive(Debug, thiserror::Error)]
