@@ -15,7 +15,9 @@
 //!   script or a call; literals), [`repr`] (reprs read back into their parts, for the
 //!   variables view and for what a loop yields).
 //! - The trace language: [`language`] (rendering and parsing states and actions),
-//!   [`cwm`] (Meta's CWM's dialect of it: its prompts and frames),
+//!   [`cwm`] (Meta's CWM's dialect of it: its prompts and frames; `cwm::run`, its
+//!   frames as states and the actions walked with them; `cwm::model`, a checkpoint
+//!   writing them),
 //!   [`grammar`] (the shape a predicted state's text may take, character by character),
 //!   [`trie`] (a set of strings a part of a state may be, as a byte automaton).
 //! - What the next state may say: [`constraints`] (the decoding rules, read from the

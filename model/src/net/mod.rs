@@ -53,7 +53,7 @@ pub type CudaBf16 = burn::backend::Cuda<half::bf16>;
 
 /// The first NVIDIA GPU, if the CUDA libraries load and one answers.
 #[cfg(feature = "cuda")]
-pub fn cuda_device() -> Option<<Cuda as burn::tensor::backend::Backend>::Device> {
+pub fn cuda_device() -> Option<burn::backend::cuda::CudaDevice> {
     // burn panics where the driver or the device is missing: that is "no GPU" here.
     std::panic::catch_unwind(|| {
         let device = Default::default();
