@@ -155,13 +155,21 @@ enum Command {
         /// Token ids, comma-separated.
         #[arg(long, value_delimiter = ',', required = true)]
         tokens: Vec<u32>,
+        /// Where the burn model runs: cpu, cuda (f32) or cuda-bf16 (a `--features
+        /// cuda` build).
+        #[arg(long, default_value = "cpu")]
+        device: Device,
     },
     /// Continue a prompt greedily with any checkpoint that has a tokenizer.json (ours,
     /// a Llama-3-family one, CWM): its token ids and text, to compare with
-    /// `transformers` token for token. The prompt is read as written (special tokens
-    /// as such, no beginning-of-text token added); CPU, f32.
+    /// `transformers` token for token, and the time it took. The prompt is read as
+    /// written (special tokens as such, no beginning-of-text token added).
     #[cfg(feature = "neural")]
     Complete {
+        /// Where the burn model runs: cpu, cuda (f32) or cuda-bf16 (a `--features
+        /// cuda` build).
+        #[arg(long, default_value = "cpu")]
+        device: Device,
         /// Checkpoint directory (config.json, safetensors, tokenizer.json).
         #[arg(long)]
         model: PathBuf,
@@ -174,6 +182,21 @@ enum Command {
         /// Print {prompt_tokens, tokens, text} as JSON instead of the text alone.
         #[arg(long)]
         json: bool,
+    },
+    /// Write a checkpoint of random weights shaped as a `config.json` says, with a
+    /// tokenizer beside it: for timing a model's size on a device (`complete --device
+    /// cuda-bf16`) without downloading one.
+    #[cfg(feature = "neural")]
+    InitCheckpoint {
+        /// A Hugging Face Llama `config.json`.
+        #[arg(long)]
+        config: PathBuf,
+        /// The `tokenizer.json` to put beside the weights (its ids must fit the vocabulary).
+        #[arg(long)]
+        tokenizer: PathBuf,
+        /// The checkpoint directory to write (weights in bf16).
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Trace programs (generated and real) and write sharded training episodes.
     Dataset(neural_model::data::DatasetOptions),
@@ -520,8 +543,23 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
-        Command::Logits { model, tokens } => {
-            let logits = checkpoint_logits(&model, &tokens).map_err(|e| format!("{e:#}"))?;
+        Command::Logits {
+            model,
+            tokens,
+            device,
+        } => {
+            let logits = match device {
+                Device::Cpu => checkpoint_logits::<neural_model::net::Cpu>(&model, &tokens),
+                #[cfg(feature = "cuda")]
+                Device::Cuda => checkpoint_logits::<neural_model::net::Cuda>(&model, &tokens),
+                #[cfg(feature = "cuda")]
+                Device::CudaBf16 => {
+                    checkpoint_logits::<neural_model::net::CudaBf16>(&model, &tokens)
+                }
+                #[cfg(not(feature = "cuda"))]
+                _ => Err(anyhow::anyhow!("{}", no_cuda())),
+            }
+            .map_err(|e| format!("{e:#}"))?;
             println!(
                 "{}",
                 serde_json::json!({ "tokens": tokens, "logits": logits })
@@ -529,16 +567,57 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         #[cfg(feature = "neural")]
+        Command::InitCheckpoint {
+            config,
+            tokenizer,
+            out,
+        } => {
+            use neural_model::net::{save_checkpoint, Cpu, Llama, LlamaConfig, SaveDtype};
+            let shape = LlamaConfig::load(&config).map_err(|e| e.to_string())?;
+            let model =
+                Llama::<Cpu>::init(&shape, &Default::default()).map_err(|e| e.to_string())?;
+            save_checkpoint(&model, &shape, &out, SaveDtype::BF16).map_err(|e| e.to_string())?;
+            std::fs::copy(&tokenizer, out.join("tokenizer.json"))
+                .map_err(|e| format!("{}: {e}", tokenizer.display()))?;
+            eprintln!("wrote {}", out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        #[cfg(feature = "neural")]
         Command::Complete {
+            device,
             model,
             prompt_file,
             max_tokens,
             json,
         } => {
+            use neural_model::net::complete_on;
             let prompt = std::fs::read_to_string(&prompt_file)
                 .map_err(|e| format!("{}: {e}", prompt_file.display()))?;
-            let done = neural_model::net::complete(&model, &prompt, max_tokens)
-                .map_err(|e| format!("{}: {e}", model.display()))?;
+            let done = match device {
+                Device::Cpu => complete_on::<neural_model::net::Cpu>(
+                    &model,
+                    &Default::default(),
+                    &prompt,
+                    max_tokens,
+                ),
+                #[cfg(feature = "cuda")]
+                Device::Cuda => complete_on::<neural_model::net::Cuda>(
+                    &model,
+                    &cuda_device()?,
+                    &prompt,
+                    max_tokens,
+                ),
+                #[cfg(feature = "cuda")]
+                Device::CudaBf16 => complete_on::<neural_model::net::CudaBf16>(
+                    &model,
+                    &cuda_device()?,
+                    &prompt,
+                    max_tokens,
+                ),
+                #[cfg(not(feature = "cuda"))]
+                _ => return Err(no_cuda()),
+            }
+            .map_err(|e| format!("{}: {e}", model.display()))?;
             match json {
                 true => println!("{}", serde_json::to_string(&done).expect("serialises")),
                 false => println!("{}", done.text),
@@ -579,11 +658,37 @@ fn load_predictor(model: Option<PathBuf>) -> Result<neural_model::infer::Predict
     neural_model::infer::Predictor::load(&dir).map_err(|e| e.to_string())
 }
 
+/// Where the burn model of `logits` and `complete` runs.
 #[cfg(feature = "neural")]
-fn checkpoint_logits(dir: &std::path::Path, tokens: &[u32]) -> anyhow::Result<Vec<Vec<f32>>> {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Device {
+    Cpu,
+    Cuda,
+    CudaBf16,
+}
+
+#[cfg(all(feature = "neural", not(feature = "cuda")))]
+fn no_cuda() -> String {
+    "this build has no CUDA support: rebuild with `cargo build --release -p neural-model --features cuda`".into()
+}
+
+/// The GPU, or why there is none.
+#[cfg(feature = "cuda")]
+fn cuda_device() -> Result<burn::backend::cuda::CudaDevice, String> {
+    neural_model::net::cuda_device().ok_or_else(|| {
+        "no CUDA device answered (is the NVIDIA driver loaded? nvidia-smi says)".into()
+    })
+}
+
+#[cfg(feature = "neural")]
+fn checkpoint_logits<B: burn::tensor::backend::Backend>(
+    dir: &std::path::Path,
+    tokens: &[u32],
+) -> anyhow::Result<Vec<Vec<f32>>> {
     use burn::tensor::{Int, Tensor, TensorData};
-    use neural_model::net::{load_checkpoint, Cpu};
-    let (config, model) = load_checkpoint::<Cpu>(dir, &Default::default())?;
+    use neural_model::net::load_checkpoint;
+    let device = Default::default();
+    let (config, model) = load_checkpoint::<B>(dir, &device)?;
     if let Some(bad) = tokens.iter().find(|&&t| t as usize >= config.vocab_size) {
         anyhow::bail!(
             "token {bad} is outside the vocabulary of {}",
@@ -592,7 +697,7 @@ fn checkpoint_logits(dir: &std::path::Path, tokens: &[u32]) -> anyhow::Result<Ve
     }
     let ids: Vec<i64> = tokens.iter().map(|&t| t as i64).collect();
     let input =
-        Tensor::<Cpu, 2, Int>::from_data(TensorData::new(ids, [1, tokens.len()]), &model.device());
+        Tensor::<B, 2, Int>::from_data(TensorData::new(ids, [1, tokens.len()]), &model.device());
     let values: Vec<f32> = model
         .forward(input)
         .into_data()

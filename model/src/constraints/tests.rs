@@ -1156,3 +1156,15 @@ fn bindings_none_once_the_block_may_have_changed_a_list_the_loop_copied() {
     let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
     assert!(next.bindings().is_none());
 }
+
+#[test]
+fn bindings_a_loop_over_a_copy_goes_round_where_the_block_changes_other_lists() {
+    let source =
+        "def f(xs):\n    out = []\n    for x in xs[1:]:\n        out.append(x)\n    return out\n";
+    let p = ProgramModel::of(source);
+    let locals = [("xs", "[5, 6, 7]"), ("out", "[6]"), ("x", "6")];
+    let from = state(&p, Event::Line, 4, "f", &[], &locals);
+    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("x", &["7"])]));
+}

@@ -413,12 +413,9 @@ impl NextState<'_> {
         let rebinds_iterable = block.clone().any(|line| binds(line, &read));
         let rebinds_targets = block.clone().any(|line| binds(line, targets));
         let changes_a_copy = reads.copied_list
-            && (program.reorders_lists
-                || block.clone().any(|line| {
-                    let code = program.code(line);
-                    assigns_an_item(code)
-                        || layout::words(code).any(|w| matches!(w, "append" | "extend"))
-                }));
+            && block
+                .clone()
+                .any(|line| changes_in_place(program.code(line), &read));
         let current: Option<Vec<String>> = current.iter().cloned().collect();
         // Whether the loop starts here (`None`: it may start again, or go round).
         let starts = match (&current, self.came_from) {
@@ -726,6 +723,32 @@ fn tuple_parts(repr: &str) -> Option<Vec<String>> {
 }
 
 /// Whether a line assigns to an item or a slice (`xs[i] = v`, `xs[i] += v`).
+/// Whether the line `code` may change one of the lists `names` in place: a method
+/// that does (`xs.append(...)`, `xs.sort()`, ...), an item or slice assignment to it,
+/// or `del` of its items. (A call that changes it through another name is not seen,
+/// as for a list read in place.)
+fn changes_in_place(code: &str, names: &[&str]) -> bool {
+    const CHANGING: [&str; 8] = [
+        "append", "extend", "insert", "remove", "pop", "sort", "reverse", "clear",
+    ];
+    let code = code.trim_start();
+    // `text` in `code`, not as the tail of a longer name (`xs.pop(` in `ys.pop(`).
+    let has = |text: &str| {
+        code.match_indices(text).any(|(at, _)| {
+            !code[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        })
+    };
+    names.iter().any(|name| {
+        let method = CHANGING.iter().any(|m| has(&format!("{name}.{m}(")));
+        let item = code.starts_with(&format!("{name}[")) && assigns_an_item(code)
+            || code.starts_with("del ") && has(&format!("{name}["));
+        method || item
+    })
+}
+
 fn assigns_an_item(code: &str) -> bool {
     let chars: Vec<(usize, char, i32)> = crate::program::lexer::code_chars(code).collect();
     let assignment = chars.iter().enumerate().find(|(k, &(_, c, depth))| {

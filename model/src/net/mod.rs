@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 pub use bench::{bench, BenchModel, BenchOptions, BenchRow, BenchTable, MachineLimits};
 pub use cache::KvCache;
 pub use checkpoint::{load_checkpoint, save_checkpoint, SaveDtype};
-pub use complete::{complete, Completion};
+pub use complete::{complete, complete_on, Completion};
 pub use config::LlamaConfig;
 pub use decode::{CpuCache, CpuModel, DecodeCache, Decoder};
 pub use decoder::Llama;
