@@ -115,6 +115,30 @@ fn open_neural(
         }
         return Ok(Arc::new(cwm::CwmEngine::open(checkpoint, program, loaded)?));
     }
+    #[cfg(feature = "cuda")]
+    if let Some(device) = neural_model::net::cuda_device() {
+        // A build with CUDA and a GPU that answers: the burn model there, in bf16.
+        refuse_syntax_errors(program)?;
+        let predictor = neural_model::infer::Predictor::<
+            neural_model::net::Llama<neural_model::net::CudaBf16>,
+        >::load_on(checkpoint, &device)
+        .map_err(|e| e.to_string())?;
+        let gpu = Some("the GPU (CUDA, bf16)".to_string());
+        return Ok(Arc::new(neural::NeuralEngine::with(
+            predictor, program, verify, gpu,
+        )?));
+    }
+    #[cfg(feature = "cuda")]
+    {
+        refuse_syntax_errors(program)?;
+        let predictor =
+            neural_model::infer::Predictor::load(checkpoint).map_err(|e| e.to_string())?;
+        let cpu = Some("the CPU: this build has CUDA, but no GPU answered".to_string());
+        return Ok(Arc::new(neural::NeuralEngine::with(
+            predictor, program, verify, cpu,
+        )?));
+    }
+    #[cfg(not(feature = "cuda"))]
     Ok(Arc::new(neural::NeuralEngine::open(
         checkpoint, program, verify,
     )?))

@@ -11,29 +11,32 @@
 use super::trace::TraceEngine;
 use super::{Engine, EngineError, ExceptionStops, Position, Prediction};
 use neural_model::infer::{PredictError, Predictor, ProgramContext};
+use neural_model::net::{CpuModel, Decoder};
 use neural_model::{Action, Limits, Outcome, Program, State};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
-pub struct NeuralEngine {
-    model: Mutex<Model>,
+pub struct NeuralEngine<M: Decoder = CpuModel> {
+    model: Mutex<Model<M>>,
     entry: State,
     /// Verify mode: the real run, followed action by action beside the predictions.
     referee: Option<TraceEngine>,
+    /// Where the model runs, where that is worth saying (a GPU).
+    device: Option<String>,
 }
 
 /// The model and what it has said in this session.
-struct Model {
-    predictor: Predictor,
-    context: ProgramContext,
+struct Model<M: Decoder> {
+    predictor: Predictor<M>,
+    context: ProgramContext<M>,
     /// Every predicted state gets a fresh key (the session keeps its history by key).
     next_key: u64,
     /// Verify mode: the referee's position for each key.
     real: HashMap<u64, u64>,
 }
 
-impl Model {
+impl<M: Decoder> Model<M> {
     /// A key no position of this session has had.
     fn fresh_key(&mut self) -> u64 {
         self.next_key += 1;
@@ -54,13 +57,27 @@ impl Model {
 }
 
 impl NeuralEngine {
-    /// Load the checkpoint in `dir` and read `program` into it (blocking; seconds).
-    /// With `verify`, also record the program under real Python.
+    /// Load the checkpoint in `dir` for the CPU and read `program` into it (blocking;
+    /// seconds). With `verify`, also record the program under real Python.
     pub fn open(dir: &Path, program: &Program, verify: bool) -> Result<Self, String> {
         super::refuse_syntax_errors(program)?;
+        let predictor = Predictor::load(dir).map_err(|e| e.to_string())?;
+        NeuralEngine::with(predictor, program, verify, None)
+    }
+}
+
+impl<M: Decoder> NeuralEngine<M> {
+    /// Read `program` (checked by [`super::refuse_syntax_errors`]) into
+    /// `predictor`'s model (see [`NeuralEngine::open`]); `device` names where it runs,
+    /// for the launch notes.
+    pub fn with(
+        predictor: Predictor<M>,
+        program: &Program,
+        verify: bool,
+        device: Option<String>,
+    ) -> Result<Self, String> {
         let entry = neural_model::entry::entry_state(&program.source, program.call.as_deref())
             .map_err(|e| format!("the neural engine cannot start this program: {e}"))?;
-        let predictor = Predictor::load(dir).map_err(|e| e.to_string())?;
         let context = predictor
             .prepare(&program.source, program.call.as_deref())
             .map_err(|e| e.to_string())?;
@@ -87,6 +104,7 @@ impl NeuralEngine {
             model: Mutex::new(model),
             entry,
             referee,
+            device,
         })
     }
 
@@ -99,8 +117,8 @@ impl NeuralEngine {
         action: &Action,
         stops: ExceptionStops,
         predict: impl FnOnce(
-            &Predictor,
-            &mut ProgramContext,
+            &Predictor<M>,
+            &mut ProgramContext<M>,
             &State,
         ) -> Result<neural_model::infer::Prediction, PredictError>,
     ) -> Result<Prediction, EngineError> {
@@ -121,7 +139,7 @@ impl NeuralEngine {
     }
 
     /// The model, or why it cannot be used.
-    fn model(&self) -> Result<std::sync::MutexGuard<'_, Model>, EngineError> {
+    fn model(&self) -> Result<std::sync::MutexGuard<'_, Model<M>>, EngineError> {
         self.model
             .lock()
             .map_err(|_| EngineError::Failed("the model crashed earlier".into()))
@@ -207,20 +225,27 @@ fn engine_error(error: PredictError) -> EngineError {
     }
 }
 
-impl Engine for NeuralEngine {
+impl<M: Decoder + Send> Engine for NeuralEngine<M>
+where
+    M::Cache: Send,
+{
     fn name(&self) -> &str {
         "neural"
     }
 
     fn notes(&self) -> Vec<String> {
         let left_out = self.model.lock().map_or(0, |m| m.context.lines_left_out);
-        match left_out {
-            0 => Vec::new(),
-            n => vec![format!(
-                "the program is long: the model reads it without its {n} blank, comment \
+        let long = (left_out > 0).then(|| {
+            format!(
+                "the program is long: the model reads it without its {left_out} blank, comment \
                  and docstring lines (the lines of code keep their numbers)"
-            )],
-        }
+            )
+        });
+        let device = self
+            .device
+            .as_ref()
+            .map(|d| format!("the model runs on {d}"));
+        device.into_iter().chain(long).collect()
     }
 
     fn entry(&self) -> Result<Position, EngineError> {
