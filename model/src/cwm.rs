@@ -126,12 +126,24 @@ pub fn frames(states: &[State]) -> Vec<Frame> {
 /// (`CWMDebugger._step`); `forced`: the next frame's event, written for the model
 /// (how the demo steps over a call: it forces the `return`).
 pub fn prompt(context: &str, frames: &[Frame], forced: Option<Event>) -> Vec<Piece> {
-    let mut pieces = vec![
+    let mut pieces = head(context);
+    pieces.extend(after_head(frames, forced));
+    pieces
+}
+
+/// How every prompt of a program begins: the program as a trace context.
+pub fn head(context: &str) -> Vec<Piece> {
+    vec![
         Piece::Special(BEGIN_OF_TEXT),
         Piece::Special(TRACE_CONTEXT_START),
         Piece::Text(context.to_string()),
         Piece::Special(FRAME_SEP),
-    ];
+    ]
+}
+
+/// The rest of [`prompt`] after its [`head`]: the frames, and the forced event.
+pub fn after_head(frames: &[Frame], forced: Option<Event>) -> Vec<Piece> {
+    let mut pieces = Vec::new();
     for frame in frames {
         pieces.push(Piece::Special(event_token(frame.event)));
         if matches!(frame.event, Event::Call | Event::Line) {

@@ -255,6 +255,45 @@ impl RunArgs {
     }
 }
 
+/// Where the burn model of `logits` and `complete` runs.
+#[cfg(feature = "neural")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Device {
+    Cpu,
+    Cuda,
+    CudaBf16,
+}
+
+/// `$body` with `$backend` the burn backend that `$device` names and `$on` its device
+/// (a GPU only in a `--features cuda` build, and only if one answers; otherwise the
+/// command fails saying so).
+#[cfg(feature = "neural")]
+macro_rules! on_device {
+    ($device:expr, |$backend:ident, $on:ident| $body:expr) => {
+        match $device {
+            Device::Cpu => {
+                type $backend = neural_model::net::Cpu;
+                let $on = Default::default();
+                $body
+            }
+            #[cfg(feature = "cuda")]
+            Device::Cuda => {
+                type $backend = neural_model::net::Cuda;
+                let $on = cuda_device()?;
+                $body
+            }
+            #[cfg(feature = "cuda")]
+            Device::CudaBf16 => {
+                type $backend = neural_model::net::CudaBf16;
+                let $on = cuda_device()?;
+                $body
+            }
+            #[cfg(not(feature = "cuda"))]
+            _ => return Err(no_cuda()),
+        }
+    };
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
@@ -548,18 +587,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             tokens,
             device,
         } => {
-            let logits = match device {
-                Device::Cpu => checkpoint_logits::<neural_model::net::Cpu>(&model, &tokens),
-                #[cfg(feature = "cuda")]
-                Device::Cuda => checkpoint_logits::<neural_model::net::Cuda>(&model, &tokens),
-                #[cfg(feature = "cuda")]
-                Device::CudaBf16 => {
-                    checkpoint_logits::<neural_model::net::CudaBf16>(&model, &tokens)
-                }
-                #[cfg(not(feature = "cuda"))]
-                _ => Err(anyhow::anyhow!("{}", no_cuda())),
-            }
-            .map_err(|e| format!("{e:#}"))?;
+            let logits = on_device!(device, |B, on| checkpoint_logits::<B>(&model, &tokens, &on))
+                .map_err(|e| format!("{e:#}"))?;
             println!(
                 "{}",
                 serde_json::json!({ "tokens": tokens, "logits": logits })
@@ -593,30 +622,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
             use neural_model::net::complete_on;
             let prompt = std::fs::read_to_string(&prompt_file)
                 .map_err(|e| format!("{}: {e}", prompt_file.display()))?;
-            let done = match device {
-                Device::Cpu => complete_on::<neural_model::net::Cpu>(
-                    &model,
-                    &Default::default(),
-                    &prompt,
-                    max_tokens,
-                ),
-                #[cfg(feature = "cuda")]
-                Device::Cuda => complete_on::<neural_model::net::Cuda>(
-                    &model,
-                    &cuda_device()?,
-                    &prompt,
-                    max_tokens,
-                ),
-                #[cfg(feature = "cuda")]
-                Device::CudaBf16 => complete_on::<neural_model::net::CudaBf16>(
-                    &model,
-                    &cuda_device()?,
-                    &prompt,
-                    max_tokens,
-                ),
-                #[cfg(not(feature = "cuda"))]
-                _ => return Err(no_cuda()),
-            }
+            let done = on_device!(device, |B, on| complete_on::<B>(
+                &model, &on, &prompt, max_tokens
+            ))
             .map_err(|e| format!("{}: {e}", model.display()))?;
             match json {
                 true => println!("{}", serde_json::to_string(&done).expect("serialises")),
@@ -658,15 +666,6 @@ fn load_predictor(model: Option<PathBuf>) -> Result<neural_model::infer::Predict
     neural_model::infer::Predictor::load(&dir).map_err(|e| e.to_string())
 }
 
-/// Where the burn model of `logits` and `complete` runs.
-#[cfg(feature = "neural")]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Device {
-    Cpu,
-    Cuda,
-    CudaBf16,
-}
-
 #[cfg(all(feature = "neural", not(feature = "cuda")))]
 fn no_cuda() -> String {
     "this build has no CUDA support: rebuild with `cargo build --release -p neural-model --features cuda`".into()
@@ -684,11 +683,11 @@ fn cuda_device() -> Result<burn::backend::cuda::CudaDevice, String> {
 fn checkpoint_logits<B: burn::tensor::backend::Backend>(
     dir: &std::path::Path,
     tokens: &[u32],
+    device: &B::Device,
 ) -> anyhow::Result<Vec<Vec<f32>>> {
     use burn::tensor::{Int, Tensor, TensorData};
     use neural_model::net::load_checkpoint;
-    let device = Default::default();
-    let (config, model) = load_checkpoint::<B>(dir, &device)?;
+    let (config, model) = load_checkpoint::<B>(dir, device)?;
     if let Some(bad) = tokens.iter().find(|&&t| t as usize >= config.vocab_size) {
         anyhow::bail!(
             "token {bad} is outside the vocabulary of {}",

@@ -11,7 +11,7 @@ use super::{Engine, EngineError, Position, Prediction};
 use neural_model::cwm::model::CwmModel;
 use neural_model::cwm::run::{walk, CwmError, FrameSource};
 use neural_model::program::ProgramModel;
-use neural_model::{Action, Outcome, Program, State};
+use neural_model::{Action, Program, State};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -152,15 +152,8 @@ impl Engine for CwmEngine {
             }
         };
         let probability = (!action.is_inverse()).then_some(walked.probability);
-        let outcome = match walked.outcome {
-            // The state as the session keeps it (a walk's last state is the node's).
-            Outcome::State { .. } if walked.back_to.is_none() => Outcome::State {
-                state: inner.nodes[key].0.clone(),
-            },
-            outcome => outcome,
-        };
         Ok(Prediction {
-            outcome,
+            outcome: walked.outcome,
             key: key as u64,
             probability,
             confidence: None,
@@ -170,16 +163,7 @@ impl Engine for CwmEngine {
     }
 
     fn edit(&self, at: &Position, name: &str, value: &str) -> Result<Position, EngineError> {
-        let repr = neural_model::entry::literal_repr(value).map_err(EngineError::Unsupported)?;
-        let mut state = at.state.clone();
-        match state.locals.get_mut(name) {
-            Some(slot) => *slot = repr,
-            None => {
-                return Err(EngineError::Unsupported(format!(
-                    "there is no variable {name} in this frame"
-                )))
-            }
-        }
+        let state = super::edited(&at.state, name, value)?;
         let mut inner = self.inner()?;
         let parent = inner
             .nodes

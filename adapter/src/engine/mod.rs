@@ -115,10 +115,10 @@ fn open_neural(
         }
         return Ok(Arc::new(cwm::CwmEngine::open(checkpoint, program, loaded)?));
     }
+    refuse_syntax_errors(program)?;
     #[cfg(feature = "cuda")]
     if let Some(device) = neural_model::net::cuda_device() {
         // A build with CUDA and a GPU that answers: the burn model there, in bf16.
-        refuse_syntax_errors(program)?;
         let predictor = neural_model::infer::Predictor::<
             neural_model::net::Llama<neural_model::net::CudaBf16>,
         >::load_on(checkpoint, &device)
@@ -128,19 +128,12 @@ fn open_neural(
             predictor, program, verify, gpu,
         )?));
     }
-    #[cfg(feature = "cuda")]
-    {
-        refuse_syntax_errors(program)?;
-        let predictor =
-            neural_model::infer::Predictor::load(checkpoint).map_err(|e| e.to_string())?;
-        let cpu = Some("the CPU: this build has CUDA, but no GPU answered".to_string());
-        return Ok(Arc::new(neural::NeuralEngine::with(
-            predictor, program, verify, cpu,
-        )?));
-    }
-    #[cfg(not(feature = "cuda"))]
-    Ok(Arc::new(neural::NeuralEngine::open(
-        checkpoint, program, verify,
+    let predictor = neural_model::infer::Predictor::load(checkpoint).map_err(|e| e.to_string())?;
+    // Only a build that could have used a GPU says why it did not.
+    let device = cfg!(feature = "cuda")
+        .then(|| "the CPU: this build has CUDA, but no GPU answered".to_string());
+    Ok(Arc::new(neural::NeuralEngine::with(
+        predictor, program, verify, device,
     )?))
 }
 
@@ -156,6 +149,22 @@ fn open_neural(
          Rebuild with default features, or launch with \"engine\": \"trace\" to debug under real Python",
         checkpoint.display()
     ))
+}
+
+/// `state` with its frame's variable `name` (a local, else a module-level name it
+/// shows) set to the Python literal `value`: a what-if edit of a predicting engine.
+#[cfg(feature = "neural")]
+pub fn edited(state: &State, name: &str, value: &str) -> Result<State, EngineError> {
+    let repr = neural_model::entry::literal_repr(value).map_err(EngineError::Unsupported)?;
+    let mut state = state.clone();
+    let slot = match state.locals.get_mut(name) {
+        Some(slot) => slot,
+        None => state.globals.get_mut(name).ok_or_else(|| {
+            EngineError::Unsupported(format!("there is no variable {name} in this frame"))
+        })?,
+    };
+    *slot = repr;
+    Ok(state)
 }
 
 /// An engine-private handle on a position in the run (the trace engine: the index of

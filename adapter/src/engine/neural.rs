@@ -14,7 +14,6 @@ use neural_model::infer::{PredictError, Predictor, ProgramContext};
 use neural_model::net::{CpuModel, Decoder};
 use neural_model::{Action, Limits, Outcome, Program, State};
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Mutex;
 
 pub struct NeuralEngine<M: Decoder = CpuModel> {
@@ -56,20 +55,10 @@ impl<M: Decoder> Model<M> {
     }
 }
 
-impl NeuralEngine {
-    /// Load the checkpoint in `dir` for the CPU and read `program` into it (blocking;
-    /// seconds). With `verify`, also record the program under real Python.
-    pub fn open(dir: &Path, program: &Program, verify: bool) -> Result<Self, String> {
-        super::refuse_syntax_errors(program)?;
-        let predictor = Predictor::load(dir).map_err(|e| e.to_string())?;
-        NeuralEngine::with(predictor, program, verify, None)
-    }
-}
-
 impl<M: Decoder> NeuralEngine<M> {
     /// Read `program` (checked by [`super::refuse_syntax_errors`]) into
-    /// `predictor`'s model (see [`NeuralEngine::open`]); `device` names where it runs,
-    /// for the launch notes.
+    /// `predictor`'s model (blocking; seconds); `device` names where it runs, for the
+    /// launch notes. With `verify`, also record the program under real Python.
     pub fn with(
         predictor: Predictor<M>,
         program: &Program,
@@ -303,17 +292,7 @@ where
     }
 
     fn edit(&self, at: &Position, name: &str, value: &str) -> Result<Position, EngineError> {
-        let repr = neural_model::entry::literal_repr(value).map_err(EngineError::Unsupported)?;
-        let mut state = at.state.clone();
-        if let Some(slot) = state.locals.get_mut(name) {
-            *slot = repr;
-        } else if let Some(slot) = state.globals.get_mut(name) {
-            *slot = repr;
-        } else {
-            return Err(EngineError::Unsupported(format!(
-                "there is no variable {name} in this frame"
-            )));
-        }
+        let state = super::edited(&at.state, name, value)?;
         // A new position: the real run never was here, so verify mode stops checking.
         let key = self.model()?.fresh_key();
         Ok(Position { state, key })

@@ -405,13 +405,15 @@ impl NextState<'_> {
         let block = program.block(prev.line);
         let read = layout::identifiers(iterable);
         let read: Vec<&str> = read.iter().map(String::as_str).collect();
-        let binds = |line: u32, names: &[&str]| {
+        // One pass over the block: what its lines bind (`del` may unbind anything).
+        let (mut rebinds_iterable, mut rebinds_targets) = (false, false);
+        for line in block.clone() {
             let code = program.code(line);
             let bound = layout::bound_by(code);
-            layout::words(code).any(|w| w == "del") || names.iter().any(|n| bound.contains(*n))
-        };
-        let rebinds_iterable = block.clone().any(|line| binds(line, &read));
-        let rebinds_targets = block.clone().any(|line| binds(line, targets));
+            let del = layout::words(code).any(|w| w == "del");
+            rebinds_iterable |= del || read.iter().any(|n| bound.contains(*n));
+            rebinds_targets |= del || targets.iter().any(|n| bound.contains(*n));
+        }
         let changes_a_copy = reads.copied_list
             && block
                 .clone()

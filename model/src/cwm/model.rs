@@ -10,8 +10,8 @@ use burn::tensor::backend::Backend;
 
 use super::run::{CwmError, FrameSource};
 use super::{
-    context, frames, prompt, read_reply, Piece, Reply, ACTION_SEP, ARG_SEP, BEGIN_OF_TEXT,
-    END_OF_TEXT, FRAME_SEP, TRACE_CONTEXT_START,
+    after_head, context, frames, head, read_reply, Piece, Reply, ACTION_SEP, ARG_SEP,
+    BEGIN_OF_TEXT, END_OF_TEXT, FRAME_SEP, TRACE_CONTEXT_START,
 };
 use crate::net::checkpoint::load_checkpoint_with;
 use crate::net::{greedy, Allowed, KvCache, Llama};
@@ -45,8 +45,8 @@ pub struct CwmModel<B: Backend> {
     names: HashMap<u32, &'static str>,
     /// What ends a frame: `<|frame_sep|>`, and the run's end.
     stops: Vec<u32>,
-    /// The program, its entry line marked.
-    context: String,
+    /// How every prompt begins (the program, its entry line marked), encoded once.
+    head: Vec<u32>,
     lines: Vec<String>,
     cache: KvCache<B>,
     /// The tokens the cache holds.
@@ -98,17 +98,19 @@ impl<B: Backend> CwmModel<B> {
             .filter(|(_, &n)| n == FRAME_SEP || n == END_OF_TEXT)
             .map(|(&id, _)| id)
             .collect();
-        Ok(CwmModel {
+        let mut model = CwmModel {
             net,
             tokenizer,
             ids,
             names,
             stops,
-            context: context(source, entry),
+            head: Vec::new(),
             lines: source.lines().map(str::to_owned).collect(),
             cache: KvCache::new(),
             cached: Vec::new(),
-        })
+        };
+        model.head = model.encode(&head(&context(source, entry)))?;
+        Ok(model)
     }
 
     /// The prompt for the frame after `path` (see [`FrameSource::next_frame`]).
@@ -117,7 +119,9 @@ impl<B: Backend> CwmModel<B> {
         path: &[State],
         forced: Option<Event>,
     ) -> Result<Vec<u32>, CwmError> {
-        self.encode(&prompt(&self.context, &frames(path), forced))
+        let mut tokens = self.head.clone();
+        tokens.extend(self.encode(&after_head(&frames(path), forced))?);
+        Ok(tokens)
     }
 
     /// The positions the key/value cache holds (the prompt read before, and the

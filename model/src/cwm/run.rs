@@ -165,12 +165,9 @@ impl Walker<'_> {
         over: Option<u32>,
     ) -> Result<Option<Exit>, CwmError> {
         loop {
-            let last = self.path.last().expect("a path has states");
-            let skip = over.is_some_and(|level| last.depth > level);
-            let exit = if skip && last.event == Event::Call {
-                self.step(Some(Event::Return))?
-            } else {
-                self.step_into()?
+            let exit = match over {
+                Some(level) => self.step_over_calls_below(level)?,
+                None => self.step_into()?,
             };
             if exit.is_some() {
                 return Ok(exit);
@@ -192,12 +189,7 @@ impl Walker<'_> {
             false => here.depth,
         };
         loop {
-            let last = self.path.last().expect("a path has states");
-            let exit = if last.event == Event::Call && last.depth > level {
-                self.step(Some(Event::Return))?
-            } else {
-                self.step_into()?
-            };
+            let exit = self.step_over_calls_below(level)?;
             let last = self.path.last().expect("a path has states");
             if let Some(exit) = exit {
                 // An exception the run ends with ends its level, unless the user stands on it.
@@ -216,6 +208,17 @@ impl Walker<'_> {
                 }
                 level -= 1;
             }
+        }
+    }
+
+    /// One frame, except that a call deeper than `level` is not gone into: its return
+    /// is forced at once.
+    fn step_over_calls_below(&mut self, level: u32) -> Result<Option<Exit>, CwmError> {
+        let last = self.path.last().expect("a path has states");
+        if last.event == Event::Call && last.depth > level {
+            self.step(Some(Event::Return))
+        } else {
+            self.step_into()
         }
     }
 
@@ -299,6 +302,7 @@ pub fn next_state(
         stack.push(Caller { function, line: at });
         (function, depth) = (String::new(), depth + 1);
     }
+    // The frame's state before this one (none for a call: its frame is new).
     let before = path
         .iter()
         .rev()
@@ -330,14 +334,9 @@ pub fn next_state(
     };
     let locals = match frame.event {
         Event::Call => frame.locals,
-        Event::Line => filled_in(frame.locals, path, depth, &function),
+        Event::Line => filled_in(frame.locals, before),
         // CWM writes no locals with a return or an exception: the frame's stay.
-        Event::Return | Event::Exception => path
-            .iter()
-            .rev()
-            .find(|s| s.depth == depth && s.function == function)
-            .map(|s| s.locals.clone())
-            .unwrap_or_default(),
+        Event::Return | Event::Exception => before.map(|s| s.locals.clone()).unwrap_or_default(),
     };
     Ok(State {
         event: frame.event,
@@ -409,12 +408,8 @@ fn find_line(
 }
 
 /// Locals as the model wrote them, a `".."` (unchanged) replaced by the value the
-/// frame had last, as CWM's demo reads them.
-fn filled_in(written: Vars, path: &[State], depth: u32, function: &str) -> Vars {
-    let before = path
-        .iter()
-        .rev()
-        .find(|s| s.depth == depth && s.function == function);
+/// frame had `before`, as CWM's demo reads them.
+fn filled_in(written: Vars, before: Option<&State>) -> Vars {
     written
         .into_iter()
         .map(|(name, value)| {
