@@ -226,6 +226,12 @@ def grow_from(model, start, run):
                 f"config asks for {getattr(model.config, key)}; only the depth and the "
                 "feed-forward width may grow"
             )
+    theirs, ours = rotary_and_norm(source.config), rotary_and_norm(model.config)
+    if theirs != ours:
+        raise SystemExit(
+            f"[torch] init_from: {start} has rope_theta, rms_norm_eps = {theirs} but the config "
+            f"asks for {ours}: set rope_theta and rms_norm_eps in [model] to the checkpoint's"
+        )
     old, new = source.config.num_hidden_layers, model.config.num_hidden_layers
     if new < old:
         raise SystemExit(f"[torch] init_from: {start} has {old} layers, more than the config's {new}")
@@ -253,6 +259,13 @@ def grow_from(model, start, run):
     if wide > narrow:
         grown.append(f"feed-forward {narrow} widened to {wide}")
     run.say(f"starting from {start} ({', '.join(grown)})")
+
+
+def rotary_and_norm(config):
+    """What a checkpoint's positions and norms compute with, beside its shape."""
+    rope = getattr(config, "rope_parameters", None) or {}
+    theta = rope.get("rope_theta", getattr(config, "rope_theta", None))
+    return float(theta), float(config.rms_norm_eps)
 
 
 def save(model, optimizer, state, out, run):

@@ -129,6 +129,20 @@ pub struct ModelConfig {
     pub kv_heads: usize,
     pub max_positions: usize,
     pub tie_embeddings: bool,
+    /// The rotary base and the RMSNorm epsilon: set only to start from a pretrained
+    /// model that has its own (SmolLM2: 100,000 and 1e-5).
+    #[serde(default = "default_rope_theta")]
+    pub rope_theta: f64,
+    #[serde(default = "default_rms_norm_eps")]
+    pub rms_norm_eps: f64,
+}
+
+fn default_rope_theta() -> f64 {
+    LlamaConfig::new(0, 0, 0, 0, 0, 0).rope_theta
+}
+
+fn default_rms_norm_eps() -> f64 {
+    LlamaConfig::new(0, 0, 0, 0, 0, 0).rms_norm_eps
 }
 
 impl TrainConfig {
@@ -509,8 +523,8 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8]: [TrainConfig;
-            10] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2]: [TrainConfig;
+            12] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
@@ -521,6 +535,8 @@ mod tests {
             include_str!("../../configs/deep12.toml"),
             include_str!("../../configs/deep12-s12.toml"),
             include_str!("../../configs/wide8.toml"),
+            include_str!("../../configs/wide8-long.toml"),
+            include_str!("../../configs/smollm2.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
         for other in [
@@ -534,6 +550,8 @@ mod tests {
             &deep12,
             &deep12_s12,
             &wide8,
+            &wide8_long,
+            &smollm2,
         ] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
@@ -577,6 +595,16 @@ mod tests {
             format!("{:?}", deep12_s12.model),
             format!("{:?}", deep12.model)
         );
+        assert_eq!(
+            format!("{:?}", wide8_long.model),
+            format!("{:?}", wide8.model)
+        );
+        // Our shapes keep the default rotary base and norm epsilon; the SmolLM2 warm
+        // start says its own, which its checkpoint must match.
+        let llama = torch::llama_config(&shipped, 2048);
+        assert_eq!((llama.rope_theta, llama.rms_norm_eps), (10_000.0, 1e-6));
+        let smol = torch::llama_config(&smollm2, 49_176);
+        assert_eq!((smol.rope_theta, smol.rms_norm_eps), (100_000.0, 1e-5));
     }
 
     #[test]

@@ -54,6 +54,8 @@ pub fn llama_config(config: &TrainConfig, vocab_size: usize) -> LlamaConfig {
     LlamaConfig {
         max_position_embeddings: m.max_positions,
         tie_word_embeddings: m.tie_embeddings,
+        rope_theta: m.rope_theta,
+        rms_norm_eps: m.rms_norm_eps,
         ..LlamaConfig::new(
             vocab_size,
             m.hidden_size,

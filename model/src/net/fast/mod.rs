@@ -716,6 +716,35 @@ mod tests {
     }
 
     #[test]
+    fn tokens_read_together_or_one_at_a_time_give_the_same_logits_to_the_bit() {
+        for format in [WeightFormat::Int8, WeightFormat::Bf16] {
+            let (burn, _) = both(true);
+            let fast = FastLlama::from_burn(&burn, &both_config(true), format).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            // Past one block of 16 cached positions, in calls of 1 to 7 tokens.
+            let prompt: Vec<u32> = (0..40).map(|i| (i * 37 + 5) % 96).collect();
+            let (mut together, mut apart) = (fast.new_cache(), fast.new_cache());
+            let mut rows = Vec::new();
+            for (n, chunk) in (1..).zip(prompt.chunks(7)) {
+                let (first, rest) = chunk.split_at(n.min(chunk.len()));
+                rows.extend(fast.extend_all(first, &mut together).unwrap());
+                if !rest.is_empty() {
+                    rows.extend(fast.extend_all(rest, &mut together).unwrap());
+                }
+            }
+            for (i, &token) in prompt.iter().enumerate() {
+                let row = fast.extend(&[token], &mut apart).unwrap();
+                let vocab = row.len();
+                assert_eq!(
+                    bits(&row),
+                    bits(&rows[i * vocab..(i + 1) * vocab]),
+                    "{format:?} {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn errors_instead_of_panics() {
         let (_, fast) = both(true);
         let mut cache = fast.new_cache();
