@@ -523,8 +523,8 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2]: [TrainConfig;
-            12] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2, smollm2_more]: [TrainConfig;
+            13] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
@@ -537,6 +537,7 @@ mod tests {
             include_str!("../../configs/wide8.toml"),
             include_str!("../../configs/wide8-long.toml"),
             include_str!("../../configs/smollm2.toml"),
+            include_str!("../../configs/smollm2-more.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
         for other in [
@@ -552,6 +553,7 @@ mod tests {
             &wide8,
             &wide8_long,
             &smollm2,
+            &smollm2_more,
         ] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
@@ -605,6 +607,10 @@ mod tests {
         assert_eq!((llama.rope_theta, llama.rms_norm_eps), (10_000.0, 1e-6));
         let smol = torch::llama_config(&smollm2, 49_176);
         assert_eq!((smol.rope_theta, smol.rms_norm_eps), (100_000.0, 1e-5));
+        assert_eq!(
+            format!("{:?}", smollm2_more.model),
+            format!("{:?}", smollm2.model)
+        );
     }
 
     #[test]
