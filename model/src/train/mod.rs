@@ -523,8 +523,8 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2, smollm2_more]: [TrainConfig;
-            13] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2, smollm2_more, smol6]: [TrainConfig;
+            14] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
@@ -538,6 +538,7 @@ mod tests {
             include_str!("../../configs/wide8-long.toml"),
             include_str!("../../configs/smollm2.toml"),
             include_str!("../../configs/smollm2-more.toml"),
+            include_str!("../../configs/smol6.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
         for other in [
@@ -554,6 +555,7 @@ mod tests {
             &wide8_long,
             &smollm2,
             &smollm2_more,
+            &smol6,
         ] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
@@ -611,6 +613,12 @@ mod tests {
             format!("{:?}", smollm2_more.model),
             format!("{:?}", smollm2.model)
         );
+        // The cut SmolLM2 differs from it in depth alone.
+        let as_smollm2 = ModelConfig {
+            layers: smollm2.model.layers,
+            ..smol6.model.clone()
+        };
+        assert_eq!(format!("{as_smollm2:?}"), format!("{:?}", smollm2.model));
     }
 
     #[test]
