@@ -19,6 +19,7 @@ import json
 import pathlib
 
 import torch
+from tokenizers import AddedToken
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -59,7 +60,6 @@ def main():
     specials = [t["content"] for t in json.loads(args.specials_from.read_text())["added_tokens"]]
     backend = tok.backend_tokenizer
     pieces = {s: backend.encode(s.strip("<|>"), add_special_tokens=False).ids for s in specials}
-    from tokenizers import AddedToken
     backend.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in specials])
 
     old = model.config.vocab_size

@@ -71,14 +71,15 @@ def main():
     model = LlamaForCausalLM.from_pretrained(args.checkpoint, dtype=torch.float32)
     config = model.config
     tokenizer_json = (args.checkpoint / "tokenizer.json").read_text()
-    tokenizer, old_ids = Tokenizer.from_str(tokenizer_json), list(range(config.vocab_size))
+    full = Tokenizer.from_str(tokenizer_json)
+    tokenizer, old_ids = full, list(range(config.vocab_size))
     if args.vocab_from:
         used = np.unique(np.concatenate([
             np.fromfile(folder / f"{split}.ids", dtype="<u4")
             for folder in args.vocab_from for split in ("train", "valid")
         ]))
         tokenizer, old_ids = trimmed_tokenizer(tokenizer_json, used.tolist())
-        check_same_tokens(Tokenizer.from_str(tokenizer_json), tokenizer, args.vocab_from[0])
+        check_same_tokens(full, tokenizer, args.vocab_from[0])
 
     layers = list(range(config.num_hidden_layers))
     if args.layers:
