@@ -5,7 +5,8 @@
 //! A session is an episode, as in training: while steps go forward from the state the
 //! cache ends with, each appends only its action (a few tokens) after the outcome
 //! before it. A step from any other state (after stepping back, an edited variable, a
-//! corrected prediction) or past [`HISTORY_POSITIONS`] starts again from the program:
+//! corrected prediction) or past the positions the model trained on
+//! ([`LlamaConfig::history_positions`]) starts again from the program:
 //! the current state in full, then the action (the Markov view; episodes that start
 //! at a random state in full teach the model this shape too).
 
@@ -27,10 +28,6 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 pub use crate::weights::default_dir as default_model_dir;
-
-/// The episode a session builds in the cache is cut back to the current state alone
-/// before it grows past this many positions (the shipped model trained on 768).
-pub const HISTORY_POSITIONS: usize = 768;
 
 /// Positions kept free for the next step's action and outcome.
 const STATE_ROOM: usize = 128;
@@ -270,6 +267,12 @@ impl<M: Decoder> Predictor<M> {
         })
     }
 
+    /// The positions a session's episode may fill before it starts again from the
+    /// program.
+    fn history_positions(&self) -> usize {
+        self.config.history_positions().min(self.model.max_positions())
+    }
+
     fn encode(&self, text: &str) -> Result<Vec<u32>, PredictError> {
         self.tokenizer
             .encode(text)
@@ -285,7 +288,8 @@ impl<M: Decoder> Predictor<M> {
         // A long program is read without its idle lines (blank lines, comments,
         // docstring tails): past the positions it trained on, the model reads worse.
         let full = self.encode(&language::render_context(source, call))?;
-        let (prompt, lines_left_out) = if full.len() + 2 * STATE_ROOM <= HISTORY_POSITIONS {
+        let history = self.history_positions();
+        let (prompt, lines_left_out) = if full.len() + 2 * STATE_ROOM <= history {
             (full, 0)
         } else {
             let idle = crate::program::syntax::idle_lines(source);
@@ -435,7 +439,7 @@ impl<M: Decoder> Predictor<M> {
         current: &State,
         action: &Action,
     ) -> Result<(Vec<u32>, usize), PredictError> {
-        let max = self.model.max_positions().min(HISTORY_POSITIONS);
+        let max = self.history_positions();
         let step = format!("{}{}", render_action(action), language::FRAME_SEP);
         let tail = context.tail.take().filter(|tail| &tail.state == current);
         let continued = match tail {
@@ -806,7 +810,7 @@ impl<M: Decoder> Predictor<M> {
         let text = render_outcome(Some(&current), Some(&action), truth);
         let text = text.strip_suffix(language::ACTION_SEP).unwrap_or(&text);
         let tokens = self.encode(text)?;
-        if at + tokens.len() + 2 * STATE_ROOM >= self.model.max_positions().min(HISTORY_POSITIONS) {
+        if at + tokens.len() + 2 * STATE_ROOM >= self.history_positions() {
             return Ok(());
         }
         context.cache.truncate(at);
@@ -1508,6 +1512,15 @@ mod tests {
         );
         // The grammar still reads the whole program: the return stands on line 42.
         assert_eq!(context.text.code(42).trim(), "return 2 * n");
+
+        // A model that trained on longer episodes reads a program whole that one
+        // trained on 768 positions reads without its notes.
+        let notes = "# a note on what follows, long enough to take some tokens\n".repeat(14);
+        let longish = format!("def f(n):\n{notes}    return 2 * n\n\nprint(f(2))\n");
+        assert_eq!(predictor.prepare(&longish, None).unwrap().lines_left_out, 15);
+        let mut longer = predictor;
+        longer.config.trained_positions = Some(1024);
+        assert_eq!(longer.prepare(&longish, None).unwrap().lines_left_out, 0);
     }
 
     #[test]

@@ -193,6 +193,9 @@ def load_model(out, encoded, run, c):
                     f"{checkpoint} has {key} = {getattr(model.config, key)} but the config asks "
                     f"for {getattr(wanted, key)}: train into another `out` folder, or remove the checkpoint"
                 )
+        # Lengths are the run's, not the checkpoint's: a leg may train longer episodes.
+        model.config.max_position_embeddings = wanted.max_position_embeddings
+        model.config.trained_positions = getattr(wanted, "trained_positions", None)
         optimizer = checkpoint / "optimizer.pt"
         opt_state = torch.load(optimizer, map_location="cpu") if optimizer.exists() else None
         run.say(

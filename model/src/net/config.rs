@@ -38,6 +38,12 @@ pub struct LlamaConfig {
     /// Each layer's attention, `full_attention` or `sliding_attention`; `None`: all full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer_types: Option<Vec<LayerType>>,
+    /// Longest episode, in tokens, the model trained on (our key; HF configs lack it
+    /// and `transformers` keeps it as is). Past it a model reads worse, so a session's
+    /// history is cut back before it grows longer. `None`: all of
+    /// `max_position_embeddings`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trained_positions: Option<usize>,
 }
 
 /// What a layer's queries see of the positions before them.
@@ -109,6 +115,7 @@ impl LlamaConfig {
             rope_scaling: None,
             sliding_window: None,
             layer_types: None,
+            trained_positions: None,
         }
     }
 
@@ -126,6 +133,14 @@ impl LlamaConfig {
             tie_word_embeddings: true,
             ..Self::new(vocab_size, 512, 1408, 6, 8, 4)
         }
+    }
+
+    /// The positions a session's episode may fill: what the model trained on, within
+    /// what it can hold.
+    pub fn history_positions(&self) -> usize {
+        self.trained_positions
+            .unwrap_or(self.max_position_embeddings)
+            .min(self.max_position_embeddings)
     }
 
     pub fn head_dim(&self) -> usize {
@@ -396,6 +411,24 @@ mod tests {
         assert_eq!(m.num_key_value_heads, 2);
         assert_eq!(m.rope_theta, 10_000.0);
         assert!(!m.tie_word_embeddings);
+        assert_eq!(m.history_positions(), 2048, "a foreign checkpoint: all it holds");
+    }
+
+    #[test]
+    fn the_trained_length_is_kept_and_bounds_a_sessions_history() {
+        let c = LlamaConfig {
+            trained_positions: Some(768),
+            max_position_embeddings: 1024,
+            ..LlamaConfig::small_5m(4096)
+        };
+        let back = LlamaConfig::from_json(&c.to_json()).unwrap();
+        assert_eq!(back.trained_positions, Some(768));
+        assert_eq!(back.history_positions(), 768);
+        let past_the_table = LlamaConfig {
+            trained_positions: Some(4096),
+            ..c
+        };
+        assert_eq!(past_the_table.history_positions(), 1024);
     }
 
     #[test]
