@@ -270,7 +270,9 @@ impl<M: Decoder> Predictor<M> {
     /// The positions a session's episode may fill before it starts again from the
     /// program.
     fn history_positions(&self) -> usize {
-        self.config.history_positions().min(self.model.max_positions())
+        self.config
+            .history_positions()
+            .min(self.model.max_positions())
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>, PredictError> {
@@ -1517,10 +1519,56 @@ mod tests {
         // trained on 768 positions reads without its notes.
         let notes = "# a note on what follows, long enough to take some tokens\n".repeat(14);
         let longish = format!("def f(n):\n{notes}    return 2 * n\n\nprint(f(2))\n");
-        assert_eq!(predictor.prepare(&longish, None).unwrap().lines_left_out, 15);
+        assert_eq!(
+            predictor.prepare(&longish, None).unwrap().lines_left_out,
+            15
+        );
         let mut longer = predictor;
         longer.config.trained_positions = Some(1024);
         assert_eq!(longer.prepare(&longish, None).unwrap().lines_left_out, 0);
+    }
+
+    #[test]
+    fn a_250_line_program_opens_whole_in_a_model_trained_that_long() {
+        // The model issue's item 4: random weights stand in for a long-trained model
+        // (the engine's part is the cache, the rotary table and the history length).
+        use crate::net::{Cpu, LlamaConfig};
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
+        let tokenizer = Tokenizer::load(&dir.join("tokenizer.json")).unwrap();
+        let config = LlamaConfig {
+            max_position_embeddings: 16_384,
+            trained_positions: Some(16_384),
+            tie_word_embeddings: true,
+            ..LlamaConfig::new(tokenizer.vocab_size(), 32, 64, 1, 2, 1)
+        };
+        let model = Llama::<Cpu>::init(&config, &Default::default()).unwrap();
+        let predictor = Predictor::new(model, config, tokenizer).unwrap();
+        let helper = |i: usize| {
+            format!(
+                "def step_{i}(x):\n    \"\"\"Step {i} of the pipeline.\"\"\"\n    # scale, then shift\n    y = x * {i}\n    return y + 1\n\n"
+            )
+        };
+        let mut source: String = (0..42).map(helper).collect();
+        source.push_str("total = step_3(2)\nprint(total)\n");
+        assert!(source.lines().count() >= 250);
+        let mut context = predictor.prepare(&source, None).unwrap();
+        assert_eq!(context.lines_left_out, 0);
+        let first = State {
+            event: Event::Line,
+            line: 253,
+            source: "total = step_3(2)".into(),
+            function: "<module>".into(),
+            depth: 0,
+            stack: Vec::new(),
+            locals: IndexMap::new(),
+            globals: IndexMap::new(),
+            value: None,
+            stdout: String::new(),
+        };
+        // Whatever random weights say, the step answers (a prediction or a guess).
+        predictor
+            .predict_one(&mut context, &first, &Action::StepInto)
+            .unwrap();
     }
 
     #[test]

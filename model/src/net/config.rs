@@ -411,7 +411,11 @@ mod tests {
         assert_eq!(m.num_key_value_heads, 2);
         assert_eq!(m.rope_theta, 10_000.0);
         assert!(!m.tie_word_embeddings);
-        assert_eq!(m.history_positions(), 2048, "a foreign checkpoint: all it holds");
+        assert_eq!(
+            m.history_positions(),
+            2048,
+            "a foreign checkpoint: all it holds"
+        );
     }
 
     #[test]

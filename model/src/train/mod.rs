@@ -523,8 +523,8 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2, smollm2_more, smol6]: [TrainConfig;
-            14] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2, smollm2_more, smol6, smol6_long]: [TrainConfig;
+            15] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
@@ -539,6 +539,7 @@ mod tests {
             include_str!("../../configs/smollm2.toml"),
             include_str!("../../configs/smollm2-more.toml"),
             include_str!("../../configs/smol6.toml"),
+            include_str!("../../configs/smol6-long.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
         for other in [
@@ -556,6 +557,7 @@ mod tests {
             &smollm2,
             &smollm2_more,
             &smol6,
+            &smol6_long,
         ] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
@@ -619,6 +621,15 @@ mod tests {
             ..smol6.model.clone()
         };
         assert_eq!(format!("{as_smollm2:?}"), format!("{:?}", smollm2.model));
+        // Its long leg differs in the positions alone, and trains as long as it holds.
+        let as_smol6 = ModelConfig {
+            max_positions: smol6.model.max_positions,
+            ..smol6_long.model.clone()
+        };
+        assert_eq!(format!("{as_smol6:?}"), format!("{:?}", smol6.model));
+        let long = torch::llama_config(&smol6_long, 4268);
+        assert_eq!(long.trained_positions, Some(3584));
+        assert!(smol6_long.batch_tokens >= smol6_long.max_len);
     }
 
     #[test]
