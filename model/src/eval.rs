@@ -67,6 +67,10 @@ pub struct Report {
     pub ms_per_prediction: f64,
     /// Predictions that ended only after decoding backed off from a runaway.
     pub backed_off: usize,
+    /// Of `programs`, those the model read without their idle lines (too long whole).
+    pub shortened: usize,
+    /// Programs the model could not read at all (too long even so): not in `programs`.
+    pub refused: usize,
 }
 
 /// Outcomes equal but for the call stack (which the engine derives, not predicts).
@@ -176,9 +180,11 @@ pub fn evaluate<M: Decoder>(
             break;
         }
         let Ok(mut context) = predictor.prepare(&episode.source, episode.call.as_deref()) else {
+            report.refused += 1;
             continue;
         };
         report.programs += 1;
+        report.shortened += (context.lines_left_out > 0) as usize;
         let mut current = episode.start.clone();
         for (action, truth) in &episode.steps {
             if predictions >= limit {
@@ -256,6 +262,8 @@ pub struct SessionReport {
     /// Sessions whose every stop matched until the program's end or the step limit.
     pub all_matched: usize,
     pub ms_per_request: f64,
+    /// Programs the model could not read (too long): no session was run on them.
+    pub refused: usize,
 }
 
 impl SessionReport {
@@ -268,10 +276,14 @@ impl SessionReport {
         let mut sorted = self.matched.clone();
         sorted.sort_unstable();
         let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
+        let refused = match self.refused {
+            0 => String::new(),
+            n => format!("\n{n} more programs were too long for the model to read\n"),
+        };
         format!(
             "| sessions | Step Into requests | failed | guessed | sessions with a failure | stops matching before the first miss (mean) | median | all matched | ms per request |\n\
              |---|---|---|---|---|---|---|---|---|\n\
-             | {} | {} | {} | {} | {} | {:.1} | {} | {} | {:.0} |\n",
+             | {} | {} | {} | {} | {} | {:.1} | {} | {} | {:.0} |\n{refused}",
             self.sessions,
             self.requests,
             self.failed,
@@ -316,6 +328,7 @@ pub fn sessions<M: Decoder>(
             continue;
         }
         let Ok(mut context) = predictor.prepare(source, call.as_deref()) else {
+            report.refused += 1;
             continue;
         };
         report.sessions += 1;
@@ -454,8 +467,62 @@ pub fn table(report: &Report) -> String {
         );
     }
     out += &format!(
-        "\n{} programs, {:.0} ms per prediction, {} predictions backed off from a runaway\n",
-        report.programs, report.ms_per_prediction, report.backed_off
+        "\n{} programs ({} read without their idle lines; {} more too long to read), {:.0} ms \
+         per prediction, {} predictions backed off from a runaway\n",
+        report.programs,
+        report.shortened,
+        report.refused,
+        report.ms_per_prediction,
+        report.backed_off
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use indexmap::IndexMap;
+
+    fn episode(source: String) -> Episode {
+        let at = |line: u32, code: &str| State {
+            event: Event::Line,
+            line,
+            source: code.into(),
+            function: "<module>".into(),
+            depth: 0,
+            stack: Vec::new(),
+            locals: IndexMap::new(),
+            globals: IndexMap::new(),
+            value: None,
+            stdout: String::new(),
+        };
+        let next = Outcome::State {
+            state: at(2, source.lines().nth(1).unwrap()),
+        };
+        Episode {
+            start: at(1, source.lines().next().unwrap()),
+            source,
+            call: None,
+            origin: "test".into(),
+            mixture: "test".into(),
+            start_index: 0,
+            steps: vec![(Action::StepInto, next)],
+        }
+    }
+
+    #[test]
+    fn a_program_too_long_for_the_model_is_counted_not_skipped() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
+        let predictor = Predictor::load(&dir).unwrap();
+        let long: String = (0..300).map(|i| format!("value_{i} = {i}\n")).collect();
+        let episodes = [episode("x = 1\ny = 2\n".into()), episode(long)];
+        let hidden = indicatif::ProgressBar::hidden();
+        let report = evaluate(&predictor, &episodes, 10, false, &hidden, |_| {});
+        assert_eq!(
+            (report.programs, report.shortened, report.refused),
+            (1, 0, 1)
+        );
+        assert!(table(&report)
+            .contains("1 programs (0 read without their idle lines; 1 more too long to read)"));
+    }
 }
