@@ -481,26 +481,13 @@ pub fn table(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use indexmap::IndexMap;
 
     fn episode(source: String) -> Episode {
-        let at = |line: u32, code: &str| State {
-            event: Event::Line,
-            line,
-            source: code.into(),
-            function: "<module>".into(),
-            depth: 0,
-            stack: Vec::new(),
-            locals: IndexMap::new(),
-            globals: IndexMap::new(),
-            value: None,
-            stdout: String::new(),
-        };
         let next = Outcome::State {
-            state: at(2, source.lines().nth(1).unwrap()),
+            state: State::module_line(2, source.lines().nth(1).unwrap()),
         };
         Episode {
-            start: at(1, source.lines().next().unwrap()),
+            start: State::module_line(1, source.lines().next().unwrap()),
             source,
             call: None,
             origin: "test".into(),

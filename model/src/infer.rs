@@ -1553,18 +1553,7 @@ mod tests {
         assert!(source.lines().count() >= 250);
         let mut context = predictor.prepare(&source, None).unwrap();
         assert_eq!(context.lines_left_out, 0);
-        let first = State {
-            event: Event::Line,
-            line: 253,
-            source: "total = step_3(2)".into(),
-            function: "<module>".into(),
-            depth: 0,
-            stack: Vec::new(),
-            locals: IndexMap::new(),
-            globals: IndexMap::new(),
-            value: None,
-            stdout: String::new(),
-        };
+        let first = State::module_line(253, "total = step_3(2)");
         // Whatever random weights say, the step answers (a prediction or a guess).
         predictor
             .predict_one(&mut context, &first, &Action::StepInto)

@@ -75,6 +75,25 @@ pub struct State {
     pub stdout: String,
 }
 
+#[cfg(test)]
+impl State {
+    /// The module about to run `line` (its text `source`), with no names bound yet.
+    pub fn module_line(line: u32, source: &str) -> State {
+        State {
+            event: Event::Line,
+            line,
+            source: source.into(),
+            function: "<module>".into(),
+            depth: 0,
+            stack: Vec::new(),
+            locals: Vars::new(),
+            globals: Vars::new(),
+            value: None,
+            stdout: String::new(),
+        }
+    }
+}
+
 impl State {
     /// The Python type name at the head of an exception repr: `ValueError('x')` -> `ValueError`.
     pub fn exception_type(&self) -> Option<&str> {
