@@ -523,8 +523,8 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2, smollm2_more, smol6, smol6_long]: [TrainConfig;
-            15] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2, smollm2_more, smol6, smol6_long, deep8_long]: [TrainConfig;
+            16] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
@@ -540,6 +540,7 @@ mod tests {
             include_str!("../../configs/smollm2-more.toml"),
             include_str!("../../configs/smol6.toml"),
             include_str!("../../configs/smol6-long.toml"),
+            include_str!("../../configs/deep8-long.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
         for other in [
@@ -558,6 +559,7 @@ mod tests {
             &smollm2_more,
             &smol6,
             &smol6_long,
+            &deep8_long,
         ] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
@@ -630,6 +632,16 @@ mod tests {
         let long = torch::llama_config(&smol6_long, 4268);
         assert_eq!(long.trained_positions, Some(3584));
         assert!(smol6_long.batch_tokens >= smol6_long.max_len);
+        // The shipped shape's long leg differs from it in the positions alone.
+        let as_shipped = ModelConfig {
+            max_positions: shipped.model.max_positions,
+            ..deep8_long.model.clone()
+        };
+        assert_eq!(format!("{as_shipped:?}"), format!("{:?}", deep8_s2.model));
+        assert_eq!(
+            (deep8_long.max_len, &deep8_long.more_train),
+            (smol6_long.max_len, &smol6_long.more_train)
+        );
     }
 
     #[test]
