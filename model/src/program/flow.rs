@@ -298,9 +298,13 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
+    /// The lines a `line` event of statement `i` may stand on: any of a statement
+    /// over several lines, but only the first of a bare string (a docstring), whose
+    /// other lines are inside the literal.
     fn lines(&self, i: usize) -> Lines {
         let s = &self.statements[i];
-        (s.first..=s.last).collect()
+        let last = if s.docstring { s.first } else { s.last };
+        (s.first..=last).collect()
     }
 
     /// The lines whose events may start the statement group beginning at `i`.
@@ -681,6 +685,15 @@ f([1, 2])
         assert_eq!(after(&flow, 1), vec![1, 2, 3, 4, 5]);
         assert_eq!(after(&flow, 3), vec![1, 2, 3, 4, 5]);
         assert_eq!(flow.statement(2), (1..=4).collect());
+    }
+
+    #[test]
+    fn a_docstring_over_several_lines_is_stood_on_at_its_first_line_only() {
+        // Found on a TheAlgorithms module: Step Into from its docstring on line 1 was
+        // allowed onto lines inside the literal.
+        let flow = Flow::of("\"\"\"A module.\n\nIt adds.\n\"\"\"\nx = 1\ny = x + 1\n");
+        assert_eq!(after(&flow, 1), vec![5]);
+        assert_eq!(flow.statement_lines(), vec![1, 5, 6]);
     }
 
     #[test]
