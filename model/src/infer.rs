@@ -267,14 +267,6 @@ impl<M: Decoder> Predictor<M> {
         })
     }
 
-    /// The positions a session's episode may fill before it starts again from the
-    /// program.
-    fn history_positions(&self) -> usize {
-        self.config
-            .history_positions()
-            .min(self.model.max_positions())
-    }
-
     fn encode(&self, text: &str) -> Result<Vec<u32>, PredictError> {
         self.tokenizer
             .encode(text)
@@ -290,7 +282,7 @@ impl<M: Decoder> Predictor<M> {
         // A long program is read without its idle lines (blank lines, comments,
         // docstring tails): past the positions it trained on, the model reads worse.
         let full = self.encode(&language::render_context(source, call))?;
-        let history = self.history_positions();
+        let history = self.config.history_positions();
         let (prompt, lines_left_out) = if full.len() + 2 * STATE_ROOM <= history {
             (full, 0)
         } else {
@@ -441,7 +433,7 @@ impl<M: Decoder> Predictor<M> {
         current: &State,
         action: &Action,
     ) -> Result<(Vec<u32>, usize), PredictError> {
-        let max = self.history_positions();
+        let max = self.config.history_positions();
         let step = format!("{}{}", render_action(action), language::FRAME_SEP);
         let tail = context.tail.take().filter(|tail| &tail.state == current);
         let continued = match tail {
@@ -812,7 +804,7 @@ impl<M: Decoder> Predictor<M> {
         let text = render_outcome(Some(&current), Some(&action), truth);
         let text = text.strip_suffix(language::ACTION_SEP).unwrap_or(&text);
         let tokens = self.encode(text)?;
-        if at + tokens.len() + 2 * STATE_ROOM >= self.history_positions() {
+        if at + tokens.len() + 2 * STATE_ROOM >= self.config.history_positions() {
             return Ok(());
         }
         context.cache.truncate(at);
