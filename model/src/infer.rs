@@ -614,7 +614,7 @@ impl<M: Decoder> Predictor<M> {
             .map(|name| (name.clone(), 0.0))
             .collect();
         let text = render_outcome(
-            Some(current),
+            self.config.trace_locals.base(Some(current)),
             Some(action),
             &Outcome::State {
                 state: guess.clone(),
@@ -770,7 +770,8 @@ impl<M: Decoder> Predictor<M> {
         truth: &Outcome,
     ) -> Result<(), String> {
         let grammar = Grammar::new(self, &context.text, current, footprints, action);
-        let text = render_outcome(Some(current), Some(action), truth);
+        let base = self.config.trace_locals.base(Some(current));
+        let text = render_outcome(base, Some(action), truth);
         let tokens = self.encode(&text).map_err(|e| e.to_string())?;
         for (i, &token) in tokens.iter().enumerate() {
             if let Allowed::Only(ids) = grammar.allowed(&tokens[..i]) {
@@ -801,7 +802,8 @@ impl<M: Decoder> Predictor<M> {
             return Ok(());
         };
         context.footprints.record(&current, &action, Some(state));
-        let text = render_outcome(Some(&current), Some(&action), truth);
+        let base = self.config.trace_locals.base(Some(&current));
+        let text = render_outcome(base, Some(&action), truth);
         let text = text.strip_suffix(language::ACTION_SEP).unwrap_or(&text);
         let tokens = self.encode(text)?;
         if at + tokens.len() + 2 * STATE_ROOM >= self.config.history_positions() {
@@ -889,7 +891,8 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         let (came_from, caller) = (footprints.came_from(prev), footprints.caller(prev));
         Grammar {
             predictor,
-            next: NextState::new(program, prev, came_from, caller, action),
+            next: NextState::new(program, prev, came_from, caller, action)
+                .writing(predictor.config.trace_locals),
             bodies: Default::default(),
             headers: Default::default(),
         }

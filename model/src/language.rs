@@ -28,7 +28,8 @@
 //! Locals (and globals) are written in full, except after a single step
 //! ([`Action::is_single_step`]) inside the same function at the same depth, where only
 //! the names whose repr changed are written, plus `"..": ".."` for "the rest unchanged"
-//! (full again whenever a name disappears). The call stack is not written: it follows
+//! (full again whenever a name disappears). A model may instead be trained with
+//! [`Locals::Full`], every state in full: its checkpoint says so (`trace_locals`). The call stack is not written: it follows
 //! from the previous state and the depth ([`derive_stack`]).
 
 use crate::action::Action;
@@ -144,6 +145,30 @@ pub fn render_action(action: &Action) -> String {
     text
 }
 
+/// How a state after a single step in the same frame writes its locals: what changed
+/// (the paper's diff), or all of them. A small model reads the values a line computes
+/// with from the state just before it in full, instead of finding each name's last
+/// write further back; the grammar writes the names the line cannot change for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Locals {
+    #[default]
+    Diff,
+    Full,
+}
+
+impl Locals {
+    pub fn is_diff(&self) -> bool {
+        *self == Locals::Diff
+    }
+
+    /// The state an outcome's locals are written against ([`render_outcome`]'s `prev`):
+    /// the one before it for diffs, none for full locals.
+    pub fn base<'s>(self, prev: Option<&'s State>) -> Option<&'s State> {
+        prev.filter(|_| self.is_diff())
+    }
+}
+
 /// Whether the outcome of `action` at `prev` is written with diffs of locals.
 fn writes_diff(prev: Option<&State>, action: Option<&Action>, next: &State) -> bool {
     match (prev, action) {
@@ -240,6 +265,7 @@ pub fn render_episode(
     call: Option<&str>,
     start: &State,
     steps: &[(Action, Outcome)],
+    locals: Locals,
 ) -> (String, Vec<Range<usize>>) {
     let mut text = render_context(source, call);
     text.push_str(FRAME_SEP);
@@ -256,7 +282,11 @@ pub fn render_episode(
         text.push_str(&render_action(action));
         text.push_str(FRAME_SEP);
         let begin = text.len();
-        text.push_str(&render_outcome(Some(prev), Some(action), outcome));
+        text.push_str(&render_outcome(
+            locals.base(Some(prev)),
+            Some(action),
+            outcome,
+        ));
         targets.push(begin..text.len());
         if let Some(state) = outcome.state() {
             prev = state;
@@ -589,6 +619,26 @@ mod tests {
         );
         assert!(text.contains(r#"{"a":"2","..":".."}"#), "{text}");
         let parsed = parse_outcome(&text, Some(&prev)).unwrap();
+        assert_eq!(parsed, Outcome::State { state: next });
+    }
+
+    #[test]
+    fn an_episode_in_full_locals_writes_every_state_whole() {
+        let start = state(Event::Line, 2, "f", 0, &[("a", "1"), ("b", "[1, 2]")]);
+        let next = state(Event::Line, 3, "f", 0, &[("a", "2"), ("b", "[1, 2]")]);
+        let steps = [(
+            Action::StepOver,
+            Outcome::State {
+                state: next.clone(),
+            },
+        )];
+        let (diff, _) = render_episode("a = 1\n", None, &start, &steps, Locals::Diff);
+        assert!(diff.contains(r#"{"a":"2","..":".."}"#), "{diff}");
+        let (full, targets) = render_episode("a = 1\n", None, &start, &steps, Locals::Full);
+        let written = &full[targets[0].clone()];
+        assert!(written.contains(r#"{"a":"2","b":"[1, 2]"}"#), "{written}");
+        // A full state reads back the same, with or without the state before it.
+        let parsed = parse_outcome(written, Some(&start)).unwrap();
         assert_eq!(parsed, Outcome::State { state: next });
     }
 

@@ -15,14 +15,10 @@ impl NextState<'_> {
     pub fn body_spec(&self, header: &str, at_start: bool) -> BodySpec {
         let (event, fields) = header.split_once("|>").unwrap_or(("", header));
         let fields: Vec<&str> = fields.split(' ').collect();
-        let depth = fields.get(1).and_then(|f| f.parse::<u32>().ok());
         let function = fields.get(2).copied().unwrap_or("");
         let event = format!("{event}|>");
-        let diff = !at_start
-            && self.action.is_single_step()
-            && event != "<|call|>"
-            && function == self.prev.function
-            && depth == Some(self.prev.depth);
+        let same_frame = self.single_step_in_frame(header, at_start);
+        let diff = same_frame && self.locals.is_diff();
         let names = |known: &[String], current: &crate::state::Vars| {
             let mut names: Vec<String> = known.to_vec();
             names.extend(current.keys().cloned());
@@ -85,13 +81,14 @@ impl NextState<'_> {
             });
         // After one statement in the same frame, only what it binds or (through a
         // call, subscript or attribute) mutates can change.
-        let forward = self.action.is_forward_step();
-        let changeable = (diff && forward && self.prev.event == Event::Line)
-            .then(|| self.changeable_names())
-            .flatten();
-        // What a frame held before and cannot have lost (see `held_names`).
+        let changeable = self.changeable_in(header, at_start);
+        // What a frame held before and cannot have lost (see `held_names`); with full
+        // locals, what the step cannot change is written again (see `kept_by_step`).
         let mut held = self.held_names(header);
         held.extend(self.newly_bound(header));
+        if let Some(kept) = self.kept_by_step(header, at_start) {
+            held.extend(kept.targets.into_iter().map(|target| target.name));
+        }
         held.sort();
         held.dedup();
         local_names.extend(held.iter().cloned());
@@ -115,6 +112,26 @@ impl NextState<'_> {
     /// value may be mutable (aliases included). `None` where names can also vanish or
     /// change from elsewhere (`del`, the end of an `except ... as` block, `global`,
     /// `nonlocal`).
+    /// Whether the state `header` begins follows one single step in the frame it
+    /// started in (the step a diff is written after).
+    pub(super) fn single_step_in_frame(&self, header: &str, at_start: bool) -> bool {
+        !at_start
+            && self.action.is_single_step()
+            && !header.starts_with("<|call|>")
+            && header_frame(header).is_some_and(|(depth, function)| {
+                depth == self.prev.depth && function == self.prev.function
+            })
+    }
+
+    /// The names the one statement run from the current line may have changed, where
+    /// the state `header` begins is the next in its frame (see `changeable_names`).
+    pub(super) fn changeable_in(&self, header: &str, at_start: bool) -> Option<Vec<String>> {
+        let forward = self.action.is_forward_step();
+        (self.single_step_in_frame(header, at_start) && forward && self.prev.event == Event::Line)
+            .then(|| self.changeable_names())
+            .flatten()
+    }
+
     fn changeable_names(&self) -> Option<Vec<String>> {
         let prev = self.prev;
         let program = self.program;

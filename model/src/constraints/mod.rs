@@ -37,6 +37,7 @@ pub use values::{Binding, Bindings, Returned};
 
 use crate::action::Action;
 use crate::grammar::BodySpec;
+use crate::language::Locals;
 use crate::program::printed::Printed;
 use crate::program::ProgramModel;
 use crate::state::{Event, State};
@@ -63,6 +64,9 @@ pub struct NextState<'a> {
     bindings: OnceCell<Option<Bindings>>,
     /// What the current line prints, if it is a `print` whose text can be read.
     printed: OnceCell<Option<Printed>>,
+    /// How the next state writes its locals: a diff, or in full (then the names the
+    /// step cannot change are written again with their values, see `kept_by_step`).
+    pub locals: Locals,
 }
 
 impl<'a> NextState<'a> {
@@ -83,7 +87,13 @@ impl<'a> NextState<'a> {
             kept: OnceCell::new(),
             bindings: OnceCell::new(),
             printed: OnceCell::new(),
+            locals: Locals::Diff,
         }
+    }
+
+    /// The same, for a model that writes its locals as `locals` says.
+    pub fn writing(self, locals: Locals) -> Self {
+        NextState { locals, ..self }
     }
 }
 
@@ -97,7 +107,7 @@ pub struct BodyRules {
     /// ([`NextState::bound_arguments`]).
     pub arguments: Option<String>,
     /// Per name, the values it may take ([`NextState::bindings`], else
-    /// [`NextState::kept`]).
+    /// [`NextState::kept`]; with full locals, also what the step cannot change).
     pub values: Option<Bindings>,
     /// What the step prints ([`NextState::printed_by_step`]).
     pub printed: Option<Printed>,
@@ -112,7 +122,7 @@ impl NextState<'_> {
         BodyRules {
             spec: self.body_spec(header, at_start),
             arguments: self.bound_arguments(header),
-            values: self.bindings().or(self.kept(header)).cloned(),
+            values: self.values(header, at_start),
             printed: self.printed_by_step(header).cloned(),
             returned: self.returned(header),
         }

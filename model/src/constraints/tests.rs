@@ -1168,3 +1168,46 @@ fn bindings_a_loop_over_a_copy_goes_round_where_the_block_changes_other_lists() 
     let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
     assert_eq!(options(next.bindings()), named(&[("x", &["7"])]));
 }
+
+// --- full locals: what a step cannot change is written again, as it was
+
+#[test]
+fn full_locals_a_step_keeps_what_its_line_cannot_change() {
+    let p = ProgramModel::of(LOOP);
+    let locals = [("xs", "[1, 2]"), ("total", "0"), ("x", "1")];
+    let prev = state(&p, Event::Line, 4, "f", &[], &locals);
+    let header = "<|line|>3 0 f";
+    let diff = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(diff.kept_by_step(header, false).is_none());
+    assert!(diff.body_spec(header, false).diff);
+    let full = diff.writing(Locals::Full);
+    // `total += x` rebinds total; xs and x keep their values and must be written.
+    assert_eq!(
+        options(full.kept_by_step(header, false).as_ref()),
+        named(&[("xs", &["[1, 2]"]), ("x", &["1"])])
+    );
+    let spec = full.body_spec(header, false);
+    assert!(!spec.diff);
+    assert_eq!(spec.held, vec!["x".to_string(), "xs".to_string()]);
+    // Not into a call, which starts a frame of its own.
+    assert!(full.kept_by_step("<|call|>1 1 g", false).is_none());
+}
+
+#[test]
+fn full_locals_past_a_loops_end_its_variable_keeps_its_last_item() {
+    let p = ProgramModel::of(LOOP);
+    let locals = [("xs", "[1, 2]"), ("total", "3"), ("x", "2")];
+    let from = state(&p, Event::Line, 4, "f", &[], &locals);
+    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
+    let next =
+        NextState::new(&p, &prev, Some(&from), None, &Action::StepOver).writing(Locals::Full);
+    // Into the block, x takes the loop's next item (none here: the loop ends) ...
+    assert!(next.values("<|line|>4 0 f", false).is_some());
+    // ... and past it the loop's values do not hold (x is left to the model: the
+    // `for` line binds it), while what the line cannot change keeps its value.
+    let after = next.values("<|line|>5 0 f", false);
+    assert_eq!(
+        options(after.as_ref()),
+        named(&[("xs", &["[1, 2]"]), ("total", &["3"])])
+    );
+}

@@ -67,6 +67,50 @@ impl NextState<'_> {
             .as_ref()
     }
 
+    /// The values the state `header` begins may give its names: what the line binds
+    /// (see `bindings`), else what it keeps of a state seen before (see `kept`); with
+    /// full locals, the names the step cannot change keep their values as well.
+    pub fn values(&self, header: &str, at_start: bool) -> Option<Bindings> {
+        let bound = self.bindings().or(self.kept(header)).cloned();
+        let Some(unchanged) = self.kept_by_step(header, at_start) else {
+            return bound;
+        };
+        // A loop's values hold in its block only: past its end (where a diff leaves
+        // them out) its variables keep their last ones.
+        let line = header_line(header);
+        let bound = bound.filter(|b| {
+            b.written_on
+                .as_ref()
+                .is_none_or(|block| line.is_some_and(|line| block.contains(&line)))
+        });
+        let Some(mut bound) = bound else {
+            return Some(unchanged);
+        };
+        let named = |name: &str| bound.targets.iter().any(|t| t.name == name);
+        let more: Vec<Binding> = unchanged
+            .targets
+            .into_iter()
+            .filter(|t| !named(&t.name))
+            .collect();
+        bound.targets.extend(more);
+        Some(bound)
+    }
+
+    /// With full locals, after one statement in the same frame: each name of the
+    /// current state that the statement cannot change (see `changeable_names`) is
+    /// written again, with its value. `None` for diffs, which leave such names out.
+    pub fn kept_by_step(&self, header: &str, at_start: bool) -> Option<Bindings> {
+        if self.locals.is_diff() {
+            return None;
+        }
+        let changeable = self.changeable_in(header, at_start)?;
+        Some(keeping(self.prev, |name, _| {
+            changeable
+                .binary_search_by(|c| c.as_str().cmp(name))
+                .is_err()
+        }))
+    }
+
     /// What the state `header` begins keeps of a state seen before (see
     /// `kept_values`). Worked out once: a prediction's header never changes after its
     /// body has begun.
@@ -677,6 +721,11 @@ fn keeping(state: &crate::State, keeps: impl Fn(&str, &str) -> bool) -> Bindings
         written_on: None,
         continues: None,
     }
+}
+
+/// The line of a state's header (`<|line|>3 1 f`).
+fn header_line(header: &str) -> Option<u32> {
+    header.split("|>").nth(1)?.split(' ').next()?.parse().ok()
 }
 
 /// The arguments of `text` if it is one call of `function` (`zip(a, b)`).

@@ -107,7 +107,18 @@ impl Episode {
     /// The episode as model text, with the byte ranges the model must predict
     /// ([`language::render_episode`]).
     pub fn render(&self) -> (String, Vec<Range<usize>>) {
-        language::render_episode(&self.source, self.call.as_deref(), &self.start, &self.steps)
+        self.render_as(language::Locals::Diff)
+    }
+
+    /// The episode as text for a model that writes its locals as `locals` says.
+    pub fn render_as(&self, locals: language::Locals) -> (String, Vec<Range<usize>>) {
+        language::render_episode(
+            &self.source,
+            self.call.as_deref(),
+            &self.start,
+            &self.steps,
+            locals,
+        )
     }
 }
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::Error;
+use crate::language::Locals;
 
 /// The most numbers (weights and rotary tables) a model may hold: 16 GiB of f32.
 const MAX_WEIGHTS: usize = 1 << 32;
@@ -44,6 +45,10 @@ pub struct LlamaConfig {
     /// `max_position_embeddings`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trained_positions: Option<usize>,
+    /// How the model writes a state's locals after a single step (our key; absent:
+    /// diffs, as every checkpoint before it).
+    #[serde(default, skip_serializing_if = "Locals::is_diff")]
+    pub trace_locals: Locals,
 }
 
 /// What a layer's queries see of the positions before them.
@@ -116,6 +121,7 @@ impl LlamaConfig {
             sliding_window: None,
             layer_types: None,
             trained_positions: None,
+            trace_locals: Locals::Diff,
         }
     }
 
@@ -412,6 +418,11 @@ mod tests {
         assert_eq!(m.rope_theta, 10_000.0);
         assert!(!m.tie_word_embeddings);
         assert_eq!(
+            m.trace_locals,
+            Locals::Diff,
+            "every checkpoint before the key"
+        );
+        assert_eq!(
             m.history_positions(),
             2048,
             "a foreign checkpoint: all it holds"
@@ -427,6 +438,16 @@ mod tests {
         };
         let back = LlamaConfig::from_json(&c.to_json()).unwrap();
         assert_eq!(back.trained_positions, Some(768));
+        assert!(
+            !c.to_json().contains("trace_locals"),
+            "diffs leave the file as it was"
+        );
+        let full = LlamaConfig {
+            trace_locals: Locals::Full,
+            ..c.clone()
+        };
+        assert!(full.to_json().contains(r#""trace_locals": "full""#));
+        assert_eq!(LlamaConfig::from_json(&full.to_json()).unwrap(), full);
         assert_eq!(back.history_positions(), 768);
         let past_the_table = LlamaConfig {
             trained_positions: Some(4096),

@@ -2,6 +2,7 @@
 //! group examples of similar length so that little of a batch is padding.
 
 use crate::data::Episode;
+use crate::language::Locals;
 use crate::net::TrainBatch;
 use crate::tokenizer::Tokenizer;
 use rand::seq::SliceRandom;
@@ -23,8 +24,13 @@ pub struct Example {
 
 /// Tokenise `episode`, cut to at most `max_len` tokens (outcomes that do not fit whole
 /// are dropped). `None` if no outcome fits.
-pub fn encode(episode: &Episode, tokenizer: &Tokenizer, max_len: usize) -> Option<Example> {
-    let (text, ranges) = episode.render();
+pub fn encode(
+    episode: &Episode,
+    tokenizer: &Tokenizer,
+    max_len: usize,
+    locals: Locals,
+) -> Option<Example> {
+    let (text, ranges) = episode.render_as(locals);
     let encoding = tokenizer.inner().encode(text.as_str(), false).ok()?;
     let ids = encoding.get_ids();
     let offsets = encoding.get_offsets();

@@ -13,7 +13,7 @@ mod plot;
 pub mod torch;
 
 use crate::data::{Episode, Manifest};
-use crate::language::SPECIAL_TOKENS;
+use crate::language::{Locals, SPECIAL_TOKENS};
 use crate::net::train_step::masked_loss;
 use crate::net::{
     load_checkpoint, save_checkpoint, Llama, LlamaConfig, SaveDtype, Trainer, TrainerConfig,
@@ -66,6 +66,11 @@ pub struct TrainConfig {
     /// Which trainer runs the config: PyTorch (fast: bf16 on AMX or CUDA) or burn.
     #[serde(default)]
     pub trainer: TrainerKind,
+    /// How states after a single step write their locals: `diff` (what changed, the
+    /// paper's form) or `full`. The checkpoint's config.json carries it
+    /// (`trace_locals`), so the debugger writes and reads states the same way.
+    #[serde(default, skip_serializing_if = "Locals::is_diff")]
+    pub trace_locals: Locals,
     /// Settings only the PyTorch trainer reads.
     #[serde(default)]
     pub torch: TorchOptions,
@@ -228,11 +233,16 @@ fn tokenizer_for(config: &TrainConfig, train: &[Episode]) -> Result<Tokenizer> {
     Ok(tokenizer)
 }
 
-fn encode_all(episodes: &[Episode], tokenizer: &Tokenizer, max_len: usize) -> Vec<Example> {
+fn encode_all(
+    episodes: &[Episode],
+    tokenizer: &Tokenizer,
+    max_len: usize,
+    locals: Locals,
+) -> Vec<Example> {
     use rayon::prelude::*;
     episodes
         .par_iter()
-        .filter_map(|e| encode(e, tokenizer, max_len))
+        .filter_map(|e| encode(e, tokenizer, max_len, locals))
         .collect()
 }
 
@@ -366,8 +376,9 @@ pub(crate) fn encode_run(config: &TrainConfig) -> Result<Encoded> {
     valid_episodes.retain(wanted);
     let tokenizer = tokenizer_for(config, &train_episodes)?;
     let progress = crate::progress::spinner("encoding episodes");
-    let examples = encode_all(&train_episodes, &tokenizer, config.max_len);
-    let mut valid = encode_all(&valid_episodes, &tokenizer, config.max_len);
+    let locals = config.trace_locals;
+    let examples = encode_all(&train_episodes, &tokenizer, config.max_len, locals);
+    let mut valid = encode_all(&valid_episodes, &tokenizer, config.max_len, locals);
     progress.finish_and_clear();
     if valid.is_empty() {
         eprintln!("the dataset has no validation split: scoring on training episodes");
@@ -523,8 +534,8 @@ mod tests {
     #[test]
     fn every_committed_config_parses_and_keeps_the_shipped_shape() {
         let shipped = config();
-        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2, smollm2_more, smol6, smol6_long, deep8_long]: [TrainConfig;
-            16] = [
+        let [gpu, fixture, deep8, deep8_more, deep8_s2, deep8_s3, deep8_s5, deep12, deep12_s12, wide8, wide8_long, smollm2, smollm2_more, smol6, smol6_long, deep8_long, deep8_s6, deep8_full]: [TrainConfig;
+            18] = [
             include_str!("../../configs/gpu.toml"),
             include_str!("../../configs/test-fixture.toml"),
             include_str!("../../configs/deep8.toml"),
@@ -541,6 +552,8 @@ mod tests {
             include_str!("../../configs/smol6.toml"),
             include_str!("../../configs/smol6-long.toml"),
             include_str!("../../configs/deep8-long.toml"),
+            include_str!("../../configs/deep8-s6.toml"),
+            include_str!("../../configs/deep8-full.toml"),
         ]
         .map(|text| toml::from_str(text).expect("a committed config parses"));
         for other in [
@@ -560,6 +573,8 @@ mod tests {
             &smol6,
             &smol6_long,
             &deep8_long,
+            &deep8_s6,
+            &deep8_full,
         ] {
             assert!(other.steps > other.warmup_steps);
             assert!(other.min_lr <= other.lr);
@@ -642,6 +657,17 @@ mod tests {
             (deep8_long.max_len, &deep8_long.more_train),
             (smol6_long.max_len, &smol6_long.more_train)
         );
+        // The full-locals leg: the shipped shape, writing its states whole.
+        assert_eq!(
+            format!("{:?}", deep8_full.model),
+            format!("{:?}", deep8_long.model)
+        );
+        assert_eq!(deep8_full.trace_locals, Locals::Full);
+        assert_eq!(
+            torch::llama_config(&deep8_full, 2048).trace_locals,
+            Locals::Full
+        );
+        assert_eq!(deep8_s6.trace_locals, Locals::Diff);
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub fn llama_config(config: &TrainConfig, vocab_size: usize) -> LlamaConfig {
     LlamaConfig {
         max_position_embeddings: m.max_positions,
         trained_positions: Some(config.max_len.min(m.max_positions)),
+        trace_locals: config.trace_locals,
         tie_word_embeddings: m.tie_embeddings,
         rope_theta: m.rope_theta,
         rms_norm_eps: m.rms_norm_eps,
