@@ -223,7 +223,11 @@ pub fn evaluate<M: Decoder>(
                     current.source.trim()
                 ),
                 exact: predicted.is_some_and(|p| same_outcome(p, truth)),
-                truth: render_outcome(Some(&current), Some(action), truth),
+                truth: render_outcome(
+                    predictor.config.trace_locals.base(Some(&current)),
+                    Some(action),
+                    truth,
+                ),
                 predicted: written,
             });
             // The next step reads the true outcome, as a debugger user's next step

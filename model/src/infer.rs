@@ -42,7 +42,8 @@ pub const BREAKPOINT_WALK: usize = 10;
 /// predicts none of them.
 pub const EXCEPTION_WALK: usize = 50;
 
-/// Most tokens one predicted state may take.
+/// Most tokens one predicted state may take, unless the current state is long (see
+/// `state_budget`).
 const MAX_STATE_TOKENS: usize = 512;
 
 /// Times decoding backs off from a prediction that runs away before the step shows a
@@ -475,7 +476,21 @@ impl<M: Decoder> Predictor<M> {
             current.clone(),
             action.clone(),
         ));
-        Ok((prompt, room.min(MAX_STATE_TOKENS)))
+        Ok((prompt, room.min(self.state_budget(current)?)))
+    }
+
+    /// Most tokens the next state may take: [`MAX_STATE_TOKENS`], or room for the
+    /// current state written whole twice over where that is more (one line can double
+    /// a list; a state of long values is not a runaway for being long).
+    fn state_budget(&self, current: &State) -> Result<usize, PredictError> {
+        let whole = render_outcome(
+            None,
+            None,
+            &Outcome::State {
+                state: current.clone(),
+            },
+        );
+        Ok(MAX_STATE_TOKENS.max(2 * self.encode(&whole)?.len() + 64))
     }
 
     /// A finished decode as a prediction: its text read as an outcome, the callers of
@@ -1492,6 +1507,25 @@ mod tests {
             assert_no_dead_end(grammar, prefix, depth - 1);
             prefix.pop();
         }
+    }
+
+    #[test]
+    fn a_long_state_may_be_written_whole_twice_over() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("weights/test");
+        let predictor = Predictor::load(&dir).unwrap();
+        let short = State::module_line(1, "xs = []");
+        assert_eq!(predictor.state_budget(&short).unwrap(), MAX_STATE_TOKENS);
+        let mut long = short.clone();
+        let items: Vec<String> = (1000..1400).map(|i| i.to_string()).collect();
+        long.locals
+            .insert("xs".into(), format!("[{}]", items.join(", ")));
+        let budget = predictor.state_budget(&long).unwrap();
+        let written = render_outcome(None, None, &Outcome::State { state: long });
+        assert!(budget > MAX_STATE_TOKENS, "{budget}");
+        assert!(
+            budget > 2 * predictor.encode(&written).unwrap().len(),
+            "{budget}"
+        );
     }
 
     #[test]
