@@ -1,20 +1,33 @@
 //! The decoding grammar must never rule out what really happens: for every program in
 //! `tests/programs/`, from every state (up to a cap) and for every action, the true
 //! outcome, written as the model would write it, passes the grammar token by token.
-//! (The grammar only needs a tokenizer; the small test model supplies one.)
+//! (The grammar only needs a tokenizer; the small test model supplies one.) Both trace
+//! forms: diffs after a single step, and full locals, where the grammar also writes
+//! what a step cannot change.
 #![cfg(feature = "neural")]
 
 use neural_model::infer::{Footprints, Predictor};
+use neural_model::language::Locals;
 use neural_model::{trace, Action, Limits, Program};
 use std::path::PathBuf;
 
 const STATES_PER_PROGRAM: usize = 40;
 
 #[test]
-fn the_grammar_admits_every_true_outcome() {
+fn the_grammar_admits_every_true_outcome_written_as_diffs() {
+    admits_every_true_outcome(Locals::Diff);
+}
+
+#[test]
+fn the_grammar_admits_every_true_outcome_written_in_full() {
+    admits_every_true_outcome(Locals::Full);
+}
+
+fn admits_every_true_outcome(form: Locals) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let predictor = Predictor::load(&root.join("weights/test"))
+    let mut predictor = Predictor::load(&root.join("weights/test"))
         .expect("the test model ships with the repository");
+    predictor.config.trace_locals = form;
     let limits = Limits {
         max_events: 300,
         ..Limits::default()
