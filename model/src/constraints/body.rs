@@ -82,12 +82,13 @@ impl NextState<'_> {
         // After one statement in the same frame, only what it binds or (through a
         // call, subscript or attribute) mutates can change.
         let changeable = self.changeable_in(header, at_start);
-        // What a frame held before and cannot have lost (see `held_names`); with full
-        // locals, what the step cannot change is written again (see `kept_by_step`).
+        // What a frame held before and cannot have lost (see `held_names`).
         let mut held = self.held_names(header);
         held.extend(self.newly_bound(header));
-        if let Some(kept) = self.kept_by_step(header, at_start) {
-            held.extend(kept.targets.into_iter().map(|target| target.name));
+        // Written in full, a step that can unbind nothing (`changeable` is known) writes
+        // every name again.
+        if !self.locals.is_diff() && changeable.is_some() {
+            held.extend(self.prev.locals.keys().cloned());
         }
         held.sort();
         held.dedup();
@@ -127,9 +128,24 @@ impl NextState<'_> {
     /// the state `header` begins is the next in its frame (see `changeable_names`).
     pub(super) fn changeable_in(&self, header: &str, at_start: bool) -> Option<Vec<String>> {
         let forward = self.action.is_forward_step();
-        (self.single_step_in_frame(header, at_start) && forward && self.prev.event == Event::Line)
-            .then(|| self.changeable_names())
-            .flatten()
+        if !self.single_step_in_frame(header, at_start) || !forward {
+            return None;
+        }
+        match self.prev.event {
+            Event::Line => self.changeable_names(),
+            // From a function's fresh call to its first line nothing runs. (Not a
+            // generator resumed mid-line, nor a class body, which binds its dunders.)
+            Event::Call if self.fresh_function_call() => Some(Vec::new()),
+            _ => None,
+        }
+    }
+
+    /// Whether the current state is the `call` of a function at its `def` line.
+    fn fresh_function_call(&self) -> bool {
+        let (prev, layout) = (self.prev, &self.program.layout);
+        prev.event == Event::Call
+            && layout.calls.get(&prev.line) == Some(&prev.function)
+            && !layout.classes.values().any(|class| *class == prev.function)
     }
 
     fn changeable_names(&self) -> Option<Vec<String>> {

@@ -1188,7 +1188,8 @@ fn full_locals_a_step_keeps_what_its_line_cannot_change() {
     );
     let spec = full.body_spec(header, false);
     assert!(!spec.diff);
-    assert_eq!(spec.held, vec!["x".to_string(), "xs".to_string()]);
+    // Every name is written again: the step can unbind none.
+    assert_eq!(spec.held, ["total", "x", "xs"].map(String::from));
     // Not into a call, which starts a frame of its own.
     assert!(full.kept_by_step("<|call|>1 1 g", false).is_none());
 }
@@ -1209,5 +1210,21 @@ fn full_locals_past_a_loops_end_its_variable_keeps_its_last_item() {
     assert_eq!(
         options(after.as_ref()),
         named(&[("xs", &["[1, 2]"]), ("total", &["3"])])
+    );
+}
+
+#[test]
+fn from_a_fresh_call_to_its_first_line_nothing_changes() {
+    let p = ProgramModel::of(LOOP);
+    let call = state(&p, Event::Call, 1, "f", &[], &[("xs", "[1, 2]")]);
+    let diff = NextState::new(&p, &call, None, None, &Action::StepInto);
+    assert_eq!(
+        diff.body_spec("<|line|>2 0 f", false).changeable,
+        Some(vec![])
+    );
+    let full = diff.writing(Locals::Full);
+    assert_eq!(
+        options(full.kept_by_step("<|line|>2 0 f", false).as_ref()),
+        named(&[("xs", &["[1, 2]"])])
     );
 }
