@@ -164,7 +164,7 @@ impl Locals {
 
     /// The state an outcome's locals are written against ([`render_outcome`]'s `prev`):
     /// the one before it for diffs, none for full locals.
-    pub fn base<'s>(self, prev: Option<&'s State>) -> Option<&'s State> {
+    pub fn base(self, prev: Option<&State>) -> Option<&State> {
         prev.filter(|_| self.is_diff())
     }
 }

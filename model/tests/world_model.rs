@@ -7,7 +7,7 @@
 //! Action lines read `FROM: into= over= ret= bp(L,..)= cont= iinto= iover= icall= ibp(L,..)=`
 //! with a state index, `end` (the program's end) or `start` (nothing earlier).
 
-use neural_model::language::{parse_outcome, render_episode, render_outcome};
+use neural_model::language::{parse_outcome, render_episode, render_outcome, Locals};
 use neural_model::{
     trace, Action, Event, Exit, Limits, Outcome, Program, State, Trace, Transition,
 };
@@ -880,6 +880,7 @@ fn whole_episodes_render_with_their_targets() {
         Some("fact(3)"),
         trace.tree.state(0),
         &steps,
+        Locals::Diff,
     );
     assert!(text.starts_with("<|source|>\n1 def fact(n):\n"));
     assert_eq!(targets.len(), steps.len());
