@@ -108,11 +108,6 @@ impl NextState<'_> {
         }
     }
 
-    /// The locals that running the current statement can change: the names it binds
-    /// and, if it calls, subscripts or reaches into an attribute, every local whose
-    /// value may be mutable (aliases included). `None` where names can also vanish or
-    /// change from elsewhere (`del`, the end of an `except ... as` block, `global`,
-    /// `nonlocal`).
     /// Whether the state `header` begins follows one single step in the frame it
     /// started in (the step a diff is written after).
     pub(super) fn single_step_in_frame(&self, header: &str, at_start: bool) -> bool {
@@ -148,6 +143,11 @@ impl NextState<'_> {
             && !layout.classes.values().any(|class| *class == prev.function)
     }
 
+    /// The locals that running the current statement can change: the names it binds
+    /// and, if it calls, subscripts or reaches into an attribute, every local whose
+    /// value may be mutable (aliases included). `None` where names can also vanish or
+    /// change from elsewhere (`del`, the end of an `except ... as` block, `global`,
+    /// `nonlocal`).
     fn changeable_names(&self) -> Option<Vec<String>> {
         let prev = self.prev;
         let program = self.program;

@@ -22,6 +22,7 @@
 //! | values | [`NextState::bound_arguments`] | a plain call binds its arguments to its parameters as Python does |
 //! | values | [`NextState::bindings`] | a `for` over shown items binds the next one; `a, b = b, a` binds shown values |
 //! | values | [`NextState::kept`] | a caller keeps what the call cannot reach; a Step Out keeps the immutable values the function never rebinds |
+//! | values | [`NextState::kept_by_step`] | in full locals, a name the statement cannot change is written again with its value |
 //! | stdout | [`NextState::printed_by_step`] | a `print` of literals and shown names writes their `str()` |
 //! | value | [`NextState::returned_value`] | `return NAME` returns that name's value, `return LITERAL` the literal |
 //!

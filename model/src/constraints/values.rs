@@ -75,8 +75,8 @@ impl NextState<'_> {
         let Some(unchanged) = self.kept_by_step(header, at_start) else {
             return bound;
         };
-        // A loop's values hold in its block only: past its end (where a diff leaves
-        // them out) its variables keep their last ones.
+        // A loop's values hold in its block only: past its end the loop binds nothing
+        // new (a diff leaves its variables out), and full locals write them again.
         let line = header_line(header);
         let bound = bound.filter(|b| {
             b.written_on
