@@ -8,7 +8,6 @@
 use crate::action::Action;
 use crate::data::{sample_episode, Episode, EpisodeOptions, Mixture};
 use crate::infer::{Footprints, Predictor};
-use crate::language::render_outcome;
 use crate::net::Decoder;
 use crate::state::{Event, State};
 use crate::tree::Outcome;
@@ -223,11 +222,7 @@ pub fn evaluate<M: Decoder>(
                     current.source.trim()
                 ),
                 exact: predicted.is_some_and(|p| same_outcome(p, truth)),
-                truth: render_outcome(
-                    predictor.config.trace_locals.base(Some(&current)),
-                    Some(action),
-                    truth,
-                ),
+                truth: predictor.render_step(&current, action, truth),
                 predicted: written,
             });
             // The next step reads the true outcome, as a debugger user's next step

@@ -479,6 +479,13 @@ impl<M: Decoder> Predictor<M> {
         Ok((prompt, room.min(self.state_budget(current)?)))
     }
 
+    /// The outcome of `action` at `current` as this checkpoint writes it (a diff or
+    /// full locals, as its config.json says).
+    pub fn render_step(&self, current: &State, action: &Action, outcome: &Outcome) -> String {
+        let base = self.config.trace_locals.base(Some(current));
+        render_outcome(base, Some(action), outcome)
+    }
+
     /// Most tokens the next state may take: [`MAX_STATE_TOKENS`], or room for the
     /// current state written whole twice over where that is more (one line can double
     /// a list; a state of long values is not a runaway for being long).
@@ -490,6 +497,10 @@ impl<M: Decoder> Predictor<M> {
                 state: current.clone(),
             },
         );
+        // A token is at least a byte: a short state needs no tokenising to tell.
+        if 2 * whole.len() + 64 <= MAX_STATE_TOKENS {
+            return Ok(MAX_STATE_TOKENS);
+        }
         Ok(MAX_STATE_TOKENS.max(2 * self.encode(&whole)?.len() + 64))
     }
 
@@ -628,9 +639,9 @@ impl<M: Decoder> Predictor<M> {
             .keys()
             .map(|name| (name.clone(), 0.0))
             .collect();
-        let text = render_outcome(
-            self.config.trace_locals.base(Some(current)),
-            Some(action),
+        let text = self.render_step(
+            current,
+            action,
             &Outcome::State {
                 state: guess.clone(),
             },
@@ -785,8 +796,7 @@ impl<M: Decoder> Predictor<M> {
         truth: &Outcome,
     ) -> Result<(), String> {
         let grammar = Grammar::new(self, &context.text, current, footprints, action);
-        let base = self.config.trace_locals.base(Some(current));
-        let text = render_outcome(base, Some(action), truth);
+        let text = self.render_step(current, action, truth);
         let tokens = self.encode(&text).map_err(|e| e.to_string())?;
         for (i, &token) in tokens.iter().enumerate() {
             if let Allowed::Only(ids) = grammar.allowed(&tokens[..i]) {
@@ -817,8 +827,7 @@ impl<M: Decoder> Predictor<M> {
             return Ok(());
         };
         context.footprints.record(&current, &action, Some(state));
-        let base = self.config.trace_locals.base(Some(&current));
-        let text = render_outcome(base, Some(&action), truth);
+        let text = self.render_step(&current, &action, truth);
         let text = text.strip_suffix(language::ACTION_SEP).unwrap_or(&text);
         let tokens = self.encode(text)?;
         if at + tokens.len() + 2 * STATE_ROOM >= self.config.history_positions() {

@@ -29,8 +29,9 @@
 //! ([`Action::is_single_step`]) inside the same function at the same depth, where only
 //! the names whose repr changed are written, plus `"..": ".."` for "the rest unchanged"
 //! (full again whenever a name disappears). A model may instead be trained with
-//! [`Locals::Full`], every state in full: its checkpoint says so (`trace_locals`). The call stack is not written: it follows
-//! from the previous state and the depth ([`derive_stack`]).
+//! [`Locals::Full`], every state in full: its checkpoint says so (`trace_locals`). The
+//! call stack is not written: it follows from the previous state and the depth
+//! ([`derive_stack`]).
 
 use crate::action::Action;
 use crate::state::{Event, Exit, Frame, State, Vars};
