@@ -2,7 +2,7 @@
 //! cannot be written) from the frame's names, its parameters, what the step can change,
 //! what a frame cannot lose and what an assignment binds first.
 
-use super::values::assignment;
+use super::values::{assignment, header_line};
 use super::{header_frame, immutable, shown_value, NextState};
 use crate::grammar::BodySpec;
 use crate::program::layout;
@@ -71,24 +71,25 @@ impl NextState<'_> {
                 .collect(),
             _ => Vec::new(),
         };
-        // A function that closes over nothing (defined in the module or a class body)
-        // starts with its parameters alone.
-        let closes_over_nothing =
-            line.is_some_and(|line| {
-                self.program.layout.frames_of(line, false).iter().all(|f| {
-                    *f == "<module>" || self.program.layout.classes.values().any(|c| c == f)
-                })
-            });
+        // A function that closes over nothing starts with its parameters alone.
+        let closes_over_nothing = line.is_some_and(|line| self.program.closes_over_nothing(line));
         // After one statement in the same frame, only what it binds or (through a
         // call, subscript or attribute) mutates can change.
         let changeable = self.changeable_in(header, at_start);
         // What a frame held before and cannot have lost (see `held_names`).
         let mut held = self.held_names(header);
         held.extend(self.newly_bound(header));
-        // Written in full, a step that can unbind nothing (`changeable` is known) writes
-        // every name again.
+        // Written in full, a step whose changes are known (`changeable`) writes every
+        // name again, but for those the frame could unbind.
         if !self.locals.is_diff() && changeable.is_some() {
-            held.extend(self.prev.locals.keys().cloned());
+            let unbindable = self.program.unbindable(&self.prev.function);
+            held.extend(
+                self.prev
+                    .locals
+                    .keys()
+                    .filter(|n| !unbindable.contains(*n))
+                    .cloned(),
+            );
         }
         held.sort();
         held.dedup();
@@ -127,7 +128,12 @@ impl NextState<'_> {
             return None;
         }
         match self.prev.event {
-            Event::Line => self.changeable_names(),
+            Event::Line => {
+                // From a `for` line to a line past its block, the loop has ended.
+                let block = self.program.block(self.prev.line);
+                let past_loop = header_line(header).is_some_and(|line| !block.contains(&line));
+                self.changeable_names(past_loop)
+            }
             // From a function's fresh call to its first line nothing runs. (Not a
             // generator resumed mid-line, nor a class body, which binds its dunders.)
             Event::Call if self.fresh_function_call() => Some(Vec::new()),
@@ -135,27 +141,39 @@ impl NextState<'_> {
         }
     }
 
-    /// Whether the current state is the `call` of a function at its `def` line.
+    /// Whether the current state is the `call` of a function at its `def` line, one
+    /// that closes over nothing (a closure's free variables appear at its first line).
     fn fresh_function_call(&self) -> bool {
         let (prev, layout) = (self.prev, &self.program.layout);
         prev.event == Event::Call
             && layout.calls.get(&prev.line) == Some(&prev.function)
             && !layout.classes.values().any(|class| *class == prev.function)
+            && self.program.closes_over_nothing(prev.line)
     }
 
     /// The locals that running the current statement can change: the names it binds
     /// and, if it calls, subscripts or reaches into an attribute, every local whose
     /// value may be mutable (aliases included). `None` where names can also vanish or
-    /// change from elsewhere (`del`, the end of an `except ... as` block, `global`,
-    /// `nonlocal`).
-    fn changeable_names(&self) -> Option<Vec<String>> {
+    /// change from another frame (`global`, `nonlocal`). A name the frame holds and
+    /// could unbind (`del`, the end of an `except ... as` block) may change at any of
+    /// its steps; a diff that loses a name is written in full, so `None` for diffs
+    /// there. A `for` loop that ends (`past_loop`) binds nothing: its targets keep
+    /// their values.
+    fn changeable_names(&self, past_loop: bool) -> Option<Vec<String>> {
         let prev = self.prev;
         let program = self.program;
-        if program.rebinds_from_afar || program.may_unbind(&prev.function) {
+        if program.rebinds_from_afar {
+            return None;
+        }
+        let mut changeable: BTreeSet<String> = program
+            .unbindable(&prev.function)
+            .into_iter()
+            .filter(|name| prev.locals.contains_key(name))
+            .collect();
+        if self.locals.is_diff() && !changeable.is_empty() {
             return None;
         }
         let statement = program.flow.statement(prev.line);
-        let mut changeable = BTreeSet::new();
         let mut reaches_in = false;
         for &line in &statement {
             let code = program.code(line);
@@ -165,7 +183,9 @@ impl NextState<'_> {
             // A `def` or `class` binds its name.
             changeable.extend(program.layout.calls.get(&line).cloned());
             reaches_in |= code.contains(['(', '[', '.']);
-            changeable.extend(program.binds(line));
+            let targets = loop_targets(code).filter(|_| past_loop && line == prev.line);
+            let binds = program.binds(line).into_iter();
+            changeable.extend(binds.filter(|n| !targets.as_ref().is_some_and(|t| t.contains(n))));
         }
         if reaches_in {
             changeable.extend(
@@ -182,8 +202,8 @@ impl NextState<'_> {
     /// back in the caller after a return, every name it held at the call (a call
     /// cannot unbind a caller's local) and, on a line past the calling statement, the
     /// names it assigns; at the return a Step Out reaches, every name the frame holds
-    /// now. Empty where the frame could unbind one (`del`, the end of an
-    /// `except ... as` block) or `global`/`nonlocal` could.
+    /// now. Never a name the frame could unbind (`del`, the end of an `except ... as`
+    /// block); none where `global` or `nonlocal` could.
     pub(super) fn held_names(&self, header: &str) -> Vec<String> {
         if self.kept(header).is_none() {
             return Vec::new();
@@ -191,10 +211,13 @@ impl NextState<'_> {
         let back_in_caller = self.caller.filter(|_| !self.returns_here(header));
         let holder = back_in_caller.unwrap_or(self.prev);
         let program = self.program;
-        if program.may_unbind(&holder.function) {
-            return Vec::new();
-        }
-        let mut held: Vec<String> = holder.locals.keys().cloned().collect();
+        let unbindable = program.unbindable(&holder.function);
+        let mut held: Vec<String> = holder
+            .locals
+            .keys()
+            .filter(|n| !unbindable.contains(*n))
+            .cloned()
+            .collect();
         let Some(caller) = back_in_caller else {
             return held;
         };
@@ -208,7 +231,11 @@ impl NextState<'_> {
             .and_then(|l| l.parse::<u32>().ok())
             .is_some_and(|l| !statement.contains(&l));
         if let Some((names, _)) = assignment(program.code(caller.line)).filter(|_| after) {
-            held.extend(names.into_iter().filter(|n| !caller.locals.contains_key(n)));
+            held.extend(
+                names
+                    .into_iter()
+                    .filter(|n| !caller.locals.contains_key(n) && !unbindable.contains(n)),
+            );
         }
         held
     }
@@ -216,15 +243,15 @@ impl NextState<'_> {
     /// After a one-line `NAMES = VALUE` has run (a `line` state of the same frame
     /// follows), the names it bound that the frame did not hold are there, so the
     /// state must write them. Not where a name can be bound elsewhere (`global`,
-    /// `nonlocal`) or vanish (`del`, `except ... as`), nor for what the tracer hides: a
-    /// function, class or builtin under its own name (the value's text names the
-    /// target, or the program defines it), or a module (a bare name the state does not
-    /// show could be one).
+    /// `nonlocal`) or vanish (`del`, the end of an `except ... as` block), nor for what
+    /// the tracer hides: a function, class or builtin under its own name (the value's
+    /// text names the target, or the program defines it), or a module (a bare name the
+    /// state does not show could be one).
     pub(super) fn newly_bound(&self, header: &str) -> Vec<String> {
         let (prev, program) = (self.prev, self.program);
         let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
         let ran = header.starts_with("<|line|>") && same_frame;
-        if !ran || !self.steps_past_one_line() || program.may_unbind(&prev.function) {
+        if !ran || !self.steps_past_one_line() {
             return Vec::new();
         }
         let Some((names, value)) = assignment(program.code(prev.line)) else {
@@ -237,12 +264,14 @@ impl NextState<'_> {
             return Vec::new();
         }
         let mentioned: BTreeSet<&str> = layout::words(value).collect();
+        let unbindable = program.unbindable(&prev.function);
         names
             .into_iter()
             .filter(|n| !prev.locals.contains_key(n) && !prev.globals.contains_key(n))
             .filter(|n| !(n.starts_with("__") && n.ends_with("__")))
             .filter(|n| !mentioned.contains(n.as_str()))
             .filter(|n| !program.defines(n))
+            .filter(|n| !unbindable.contains(n))
             .collect()
     }
 
@@ -255,4 +284,15 @@ impl NextState<'_> {
             && program.flow.statement(prev.line).len() == 1
             && !program.rebinds_from_afar
     }
+}
+
+/// The names a `for` statement's header binds on each round (`None` for another line).
+fn loop_targets(code: &str) -> Option<BTreeSet<String>> {
+    let code = code.trim_start();
+    let header = code
+        .strip_prefix("async ")
+        .unwrap_or(code)
+        .strip_prefix("for ")?;
+    let (targets, _) = header.split_once(" in ")?;
+    Some(layout::identifiers(targets))
 }

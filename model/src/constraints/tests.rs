@@ -610,12 +610,12 @@ fn held_names_a_step_out_holds_what_the_frame_holds() {
 }
 
 #[test]
-fn held_names_none_where_del_can_unbind() {
+fn held_names_not_one_del_can_unbind() {
     let source = "def f(a, b):\n    del a\n    return b\n";
     let p = ProgramModel::of(source);
     let prev = state(&p, Event::Line, 2, "f", &[], &[("a", "1"), ("b", "2")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepReturn);
-    assert!(next.body_spec("<|return|>3 0 f", false).held.is_empty());
+    assert_eq!(next.body_spec("<|return|>3 0 f", false).held, ["b"]);
 }
 
 // --- newly_bound: what a one-line assignment binds first
@@ -1204,12 +1204,74 @@ fn full_locals_past_a_loops_end_its_variable_keeps_its_last_item() {
         NextState::new(&p, &prev, Some(&from), None, &Action::StepOver).writing(Locals::Full);
     // Into the block, x takes the loop's next item (none here: the loop ends) ...
     assert!(next.values("<|line|>4 0 f", false).is_some());
-    // ... and past it the loop's values do not hold (x is left to the model: the
-    // `for` line binds it), while what the line cannot change keeps its value.
+    // ... and past it the loop's values do not hold: a loop that ends binds nothing,
+    // so x keeps its last item, as every name the line cannot change keeps its value.
     let after = next.values("<|line|>5 0 f", false);
     assert_eq!(
         options(after.as_ref()),
-        named(&[("xs", &["[1, 2]"]), ("total", &["3"])])
+        named(&[("xs", &["[1, 2]"]), ("total", &["3"]), ("x", &["2"])])
+    );
+    // A diff past the loop's end cannot name x.
+    let diff = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
+    assert_eq!(
+        diff.body_spec("<|line|>5 0 f", false).changeable,
+        Some(vec![])
+    );
+}
+
+#[test]
+fn a_name_an_except_block_unbinds_is_the_only_one_left_open() {
+    // `e` vanishes where its `except` block ends; the function's other steps still
+    // keep (full) or leave out (diff) what they cannot change.
+    let source = "def f(xs):\n    total = 0\n    for x in xs:\n        try:\n            total += 10 // x\n        except ZeroDivisionError as e:\n            total = -1\n    return total\n";
+    let p = ProgramModel::of(source);
+    let locals = [
+        ("xs", "[0, 2]"),
+        ("total", "-1"),
+        ("x", "0"),
+        (
+            "e",
+            "ZeroDivisionError('integer division or modulo by zero')",
+        ),
+    ];
+    let prev = state(&p, Event::Line, 7, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    // `total = -1` ends the block: total is rebound, e may be gone, and a diff that
+    // loses a name is written in full.
+    let header = "<|line|>3 0 f";
+    assert_eq!(next.body_spec(header, false).changeable, None);
+    let full = next.writing(Locals::Full);
+    assert_eq!(
+        full.body_spec(header, false).changeable,
+        Some(["e", "total"].map(String::from).to_vec())
+    );
+    assert_eq!(
+        options(full.kept_by_step(header, false).as_ref()),
+        named(&[("xs", &["[0, 2]"]), ("x", &["0"])])
+    );
+    // Every name but e is written again.
+    assert_eq!(
+        full.body_spec(header, false).held,
+        ["total", "x", "xs"].map(String::from)
+    );
+}
+
+#[test]
+fn a_name_an_except_block_could_unbind_but_does_not_hold_leaves_a_diff_known() {
+    let source = "def f(xs):\n    total = 0\n    for x in xs:\n        try:\n            total += 10 // x\n        except ZeroDivisionError as e:\n            total = -1\n    return total\n";
+    let p = ProgramModel::of(source);
+    let prev = state(
+        &p,
+        Event::Line,
+        5,
+        "f",
+        &[],
+        &[("xs", "[2]"), ("total", "0"), ("x", "2")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        next.body_spec("<|line|>3 0 f", false).changeable,
+        Some(vec!["total".to_string()])
     );
 }
 
@@ -1227,4 +1289,19 @@ fn from_a_fresh_call_to_its_first_line_nothing_changes() {
         options(full.kept_by_step("<|line|>2 0 f", false).as_ref()),
         named(&[("xs", &["[1, 2]"])])
     );
+}
+
+#[test]
+fn from_a_closures_fresh_call_its_free_variables_may_appear() {
+    // Python copies a closure's free variables into its frame at its first
+    // instruction, after the `call` event: the first line shows `scale` too.
+    let source = "def f(scale):\n    def g(x):\n        return x * scale\n    return g(2)\n\ndef h(x):\n    return x\n";
+    let p = ProgramModel::of(source);
+    let call = state(&p, Event::Call, 2, "g", &[("f", 4)], &[("x", "2")]);
+    let next = NextState::new(&p, &call, None, None, &Action::StepInto);
+    assert_eq!(next.body_spec("<|line|>3 1 g", false).changeable, None);
+    // A function of the module starts with its parameters alone.
+    let call = state(&p, Event::Call, 6, "h", &[("f", 4)], &[("x", "2")]);
+    let next = NextState::new(&p, &call, None, None, &Action::StepInto);
+    assert_eq!(next.body_spec("<|line|>7 1 h", false).changeable, Some(vec![]));
 }

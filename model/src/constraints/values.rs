@@ -724,7 +724,7 @@ fn keeping(state: &crate::State, keeps: impl Fn(&str, &str) -> bool) -> Bindings
 }
 
 /// The line of a state's header (`<|line|>3 1 f`).
-fn header_line(header: &str) -> Option<u32> {
+pub(super) fn header_line(header: &str) -> Option<u32> {
     header.split("|>").nth(1)?.split(' ').next()?.parse().ok()
 }
 

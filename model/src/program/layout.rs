@@ -59,9 +59,19 @@ impl Layout {
         let mut calls = std::collections::BTreeMap::new();
         let mut classes = std::collections::BTreeMap::new();
         let mut decorator: Option<u32> = None;
+        // The frame a `def` or `class` header runs in, while its lines go on: the
+        // enclosing one evaluates its defaults, annotations and bases.
+        let mut header_in: Option<String> = None;
         for (i, line) in lines.iter().enumerate() {
             let text = line.trim_start();
             let blank = text.is_empty() || text.starts_with('#');
+            if starts[i] {
+                header_in = None;
+            }
+            if let Some(enclosing) = header_in.clone().filter(|_| !blank) {
+                scope.push(enclosing);
+                continue;
+            }
             if starts[i] && !blank {
                 let indent = line.len() - text.len();
                 while open.last().is_some_and(|(at, _)| *at >= indent) {
@@ -81,6 +91,7 @@ impl Layout {
                         calls.insert(first, name.clone());
                     }
                     open.push((indent, name));
+                    header_in = Some(here.clone());
                     scope.push(here);
                     continue;
                 } else {
@@ -473,7 +484,9 @@ def main(xs):
                 "<module>",
                 "<module>",
                 "<module>",
-                "a",
+                // The header's second line: the module evaluates its defaults and
+                // annotations (Python reports a `line` event there in its frame).
+                "<module>",
                 "a",
                 "a",
                 "a",

@@ -105,13 +105,33 @@ impl ProgramModel {
             .any(|f| f == name)
     }
 
-    /// Whether a line of `function` may unbind a local (`del`, or the end of an
-    /// `except ... as` block).
-    pub fn may_unbind(&self, function: &str) -> bool {
-        self.frame_lines(function).any(|line| {
-            let words: BTreeSet<&str> = layout::words(self.code(line)).collect();
-            words.contains("del") || words.contains("except") && words.contains("as")
-        })
+    /// The locals a line of `function` may unbind: a `del` line's names (every name on
+    /// it: `del d[k]` unbinds none, but over-approximating only loosens a rule) and an
+    /// `except ... as NAME` block's name, which Python unbinds where the block ends.
+    pub fn unbindable(&self, function: &str) -> BTreeSet<String> {
+        let mut names = BTreeSet::new();
+        for line in self.frame_lines(function) {
+            let code = self.code(line);
+            let words: Vec<&str> = layout::words(code).filter(|w| !w.is_empty()).collect();
+            if words.contains(&"del") {
+                names.extend(layout::identifiers(code));
+            }
+            if words.contains(&"except") {
+                let after_as = words.iter().skip_while(|w| **w != "as").skip(1);
+                names.extend(after_as.map(|w| w.to_string()));
+            }
+        }
+        names
+    }
+
+    /// Whether the function defined on `line` closes over nothing: it is defined in
+    /// the module or a class body, so its frame starts with its parameters alone.
+    pub fn closes_over_nothing(&self, line: u32) -> bool {
+        let layout = &self.layout;
+        layout
+            .frames_of(line, false)
+            .iter()
+            .all(|f| *f == "<module>" || layout.classes.values().any(|c| c == f))
     }
 
     /// The lines a `call` event may stand on when the statement on `line` calls: the
