@@ -80,15 +80,25 @@ impl NextState<'_> {
         let mut held = self.held_names(header);
         held.extend(self.newly_bound(header));
         // Written in full, a step whose changes are known (`changeable`) writes every
-        // name again, but for those the frame could unbind.
+        // name again, but for those it may unbind.
         if !self.locals.is_diff() && changeable.is_some() {
-            let unbindable = self.program.unbindable(&self.prev.function);
+            let vanishing = self.vanishing(line);
+            let kept = self.prev.locals.keys().filter(|n| !vanishing.contains(*n));
+            held.extend(kept.cloned());
+        }
+        // Into a loop's block, in full, its targets are there (a diff writes those that
+        // must change: `required`).
+        if !self.locals.is_diff() && same_frame && event == "<|line|>" {
+            let into_block = |b: &&super::Bindings| {
+                let block = b.written_on.as_ref();
+                block.is_some_and(|block| line.is_some_and(|line| block.contains(&line)))
+            };
+            let loop_bound = self.bindings().filter(into_block);
             held.extend(
-                self.prev
-                    .locals
-                    .keys()
-                    .filter(|n| !unbindable.contains(*n))
-                    .cloned(),
+                loop_bound
+                    .iter()
+                    .flat_map(|b| &b.targets)
+                    .map(|t| t.name.clone()),
             );
         }
         held.sort();
@@ -128,12 +138,7 @@ impl NextState<'_> {
             return None;
         }
         match self.prev.event {
-            Event::Line => {
-                // From a `for` line to a line past its block, the loop has ended.
-                let block = self.program.block(self.prev.line);
-                let past_loop = header_line(header).is_some_and(|line| !block.contains(&line));
-                self.changeable_names(past_loop)
-            }
+            Event::Line => self.changeable_names(header_line(header)),
             // From a function's fresh call to its first line nothing runs. (Not a
             // generator resumed mid-line, nor a class body, which binds its dunders.)
             Event::Call if self.fresh_function_call() => Some(Vec::new()),
@@ -154,25 +159,22 @@ impl NextState<'_> {
     /// The locals that running the current statement can change: the names it binds
     /// and, if it calls, subscripts or reaches into an attribute, every local whose
     /// value may be mutable (aliases included). `None` where names can also vanish or
-    /// change from another frame (`global`, `nonlocal`). A name the frame holds and
-    /// could unbind (`del`, the end of an `except ... as` block) may change at any of
-    /// its steps; a diff that loses a name is written in full, so `None` for diffs
-    /// there. A `for` loop that ends (`past_loop`) binds nothing: its targets keep
-    /// their values.
-    fn changeable_names(&self, past_loop: bool) -> Option<Vec<String>> {
+    /// change from another frame (`global`, `nonlocal`). A name the step may unbind
+    /// (see `vanishing`) is changeable; a diff that loses a name is written in full,
+    /// so `None` for diffs there. A `for` loop that ends (its next line, `next_line`,
+    /// past its block) binds nothing: its targets keep their values.
+    fn changeable_names(&self, next_line: Option<u32>) -> Option<Vec<String>> {
         let prev = self.prev;
         let program = self.program;
         if program.rebinds_from_afar {
             return None;
         }
-        let mut changeable: BTreeSet<String> = program
-            .unbindable(&prev.function)
-            .into_iter()
-            .filter(|name| prev.locals.contains_key(name))
-            .collect();
+        let mut changeable = self.vanishing(next_line);
         if self.locals.is_diff() && !changeable.is_empty() {
             return None;
         }
+        let block = program.block(prev.line);
+        let past_loop = next_line.is_some_and(|line| !block.contains(&line));
         let statement = program.flow.statement(prev.line);
         let mut reaches_in = false;
         for &line in &statement {
@@ -187,7 +189,7 @@ impl NextState<'_> {
             let binds = program.binds(line).into_iter();
             changeable.extend(binds.filter(|n| !targets.as_ref().is_some_and(|t| t.contains(n))));
         }
-        if reaches_in {
+        if reaches_in && !self.changes_no_object() {
             changeable.extend(
                 prev.locals
                     .iter()
@@ -196,6 +198,40 @@ impl NextState<'_> {
             );
         }
         Some(changeable.into_iter().collect())
+    }
+
+    /// The names of the current state that a step to `next_line` (`None`: unknown) in
+    /// the same frame may unbind: leaving a `del` statement or an `except ... as NAME`
+    /// block (see `ProgramModel::unbinding`).
+    fn vanishing(&self, next_line: Option<u32>) -> BTreeSet<String> {
+        let (prev, program) = (self.prev, self.program);
+        let leaves = |lines: &std::ops::RangeInclusive<u32>| {
+            lines.contains(&prev.line) && !next_line.is_some_and(|line| lines.contains(&line))
+        };
+        program
+            .unbinding(&prev.function)
+            .into_iter()
+            .filter(|(name, lines)| prev.locals.contains_key(name) && leaves(lines))
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// Whether the current statement changes no object: its text calls only what
+    /// mutates nothing (see `ProgramModel::mutates_nothing`), no value it could reach
+    /// is an object whose code could run (a generator, an instance: `<...>`), and an
+    /// augmented assignment (`xs += ...`, which changes a list in place, aliases and
+    /// all) has an immutable target.
+    fn changes_no_object(&self) -> bool {
+        let prev = self.prev;
+        let opaque = |vars: &crate::state::Vars| vars.values().any(|v| v.starts_with('<'));
+        let code = self.program.code(prev.line);
+        let in_place = augmented_target(code)
+            .and_then(|name| shown_value(prev, name))
+            .is_some_and(|value| !immutable(&value));
+        self.program.mutates_nothing(prev.line)
+            && !opaque(&prev.locals)
+            && !opaque(&prev.globals)
+            && !in_place
     }
 
     /// Names the locals of the state `header` begins must hold (anywhere among them):
@@ -295,4 +331,13 @@ fn loop_targets(code: &str) -> Option<BTreeSet<String>> {
         .strip_prefix("for ")?;
     let (targets, _) = header.split_once(" in ")?;
     Some(layout::identifiers(targets))
+}
+
+/// The name an augmented assignment (`NAME OP= VALUE`) rebinds, in place if its value
+/// is mutable. Errs towards a name (`x <= y` gives `x`).
+fn augmented_target(code: &str) -> Option<&str> {
+    let (target, _) = code.split_once('=')?;
+    let target = target.trim_end();
+    let name = target.trim_end_matches(['+', '-', '*', '/', '%', '&', '|', '^', '<', '>', '@']);
+    (name.len() < target.len()).then(|| name.trim())
 }

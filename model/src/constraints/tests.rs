@@ -1303,5 +1303,112 @@ fn from_a_closures_fresh_call_its_free_variables_may_appear() {
     // A function of the module starts with its parameters alone.
     let call = state(&p, Event::Call, 6, "h", &[("f", 4)], &[("x", "2")]);
     let next = NextState::new(&p, &call, None, None, &Action::StepInto);
-    assert_eq!(next.body_spec("<|line|>7 1 h", false).changeable, Some(vec![]));
+    assert_eq!(
+        next.body_spec("<|line|>7 1 h", false).changeable,
+        Some(vec![])
+    );
+}
+
+// --- statements that change no object
+
+#[test]
+fn a_statement_of_pure_builtins_changes_only_what_it_binds() {
+    let source =
+        "def f(xs, ys):\n    pair = (min(xs), max(xs))\n    ys.append(pair)\n    return ys\n";
+    let p = ProgramModel::of(source);
+    let locals = [("xs", "[3, 1]"), ("ys", "[]")];
+    let prev = state(&p, Event::Line, 2, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        next.body_spec("<|line|>3 0 f", false).changeable,
+        Some(vec!["pair".to_string()])
+    );
+    // `ys.append(...)` may change every list the frame holds (aliases included).
+    let locals = [("xs", "[3, 1]"), ("ys", "[]"), ("pair", "(1, 3)")];
+    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        next.body_spec("<|line|>4 0 f", false).changeable,
+        Some(vec!["xs".to_string(), "ys".to_string()])
+    );
+}
+
+#[test]
+fn a_pure_looking_statement_may_change_objects_where_code_could_run_unseen() {
+    // A class's dunder methods run under builtins; a generator's code runs when it
+    // is iterated; `xs += ...` changes the list that aliases share.
+    let with_class = "class A:\n    pass\ndef f(xs):\n    n = len(xs)\n    return n\n";
+    let p = ProgramModel::of(with_class);
+    let prev = state(&p, Event::Line, 4, "f", &[], &[("xs", "[1]")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        next.body_spec("<|line|>5 0 f", false).changeable,
+        Some(vec!["n".to_string(), "xs".to_string()])
+    );
+    let source = "def f(xs, g):\n    n = sum(g)\n    xs += [n]\n    return xs\n";
+    let p = ProgramModel::of(source);
+    let generator = [("xs", "[1]"), ("g", "<generator object <genexpr> at 0x1>")];
+    let prev = state(&p, Event::Line, 2, "f", &[], &generator);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        next.body_spec("<|line|>3 0 f", false).changeable,
+        Some(vec!["g".to_string(), "n".to_string(), "xs".to_string()])
+    );
+    let locals = [("xs", "[1]"), ("ys", "[1]"), ("n", "1")];
+    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        next.body_spec("<|line|>4 0 f", false).changeable,
+        Some(vec!["xs".to_string(), "ys".to_string()])
+    );
+}
+
+#[test]
+fn full_locals_into_a_loops_block_its_variable_is_written() {
+    let p = ProgramModel::of(LOOP);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "f",
+        &[],
+        &[("xs", "[1, 2]"), ("total", "0")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver).writing(Locals::Full);
+    assert_eq!(
+        next.body_spec("<|line|>4 0 f", false).held,
+        ["total", "x", "xs"].map(String::from)
+    );
+    // Past the block (an empty list), x is not bound.
+    assert_eq!(
+        next.body_spec("<|line|>5 0 f", false).held,
+        ["total", "xs"].map(String::from)
+    );
+}
+
+#[test]
+fn inside_its_except_block_the_name_stays() {
+    let source = "def f(x):\n    try:\n        y = 1 // x\n    except ZeroDivisionError as e:\n        print(e)\n        y = 0\n    return y\n";
+    let p = ProgramModel::of(source);
+    let locals = [
+        ("x", "0"),
+        (
+            "e",
+            "ZeroDivisionError('integer division or modulo by zero')",
+        ),
+    ];
+    let prev = state(&p, Event::Line, 5, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    // `print(e)` on to `y = 0`: still in the block, nothing changes.
+    assert_eq!(
+        next.body_spec("<|line|>6 0 f", false).changeable,
+        Some(vec![])
+    );
+    // Leaving the block (an exception in `print`, caught further out) may unbind e.
+    assert_eq!(next.body_spec("<|line|>7 0 f", false).changeable, None);
+    let full = next.writing(Locals::Full);
+    assert_eq!(
+        full.body_spec("<|line|>6 0 f", false).held,
+        ["e", "x"].map(String::from)
+    );
 }

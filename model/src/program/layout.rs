@@ -265,13 +265,15 @@ pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
     ) {
         names.extend(identifiers(code));
     }
-    // `for` targets (loops and comprehensions), `as` targets, `:=` targets.
+    // A `for` loop's targets (a comprehension's stay in its own scope), `as` targets,
+    // `:=` targets.
     let words: Vec<&str> = code
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .collect();
+    let loop_at = usize::from(words.first() == Some(&"async"));
     for (k, word) in words.iter().enumerate() {
-        if *word == "for" {
+        if *word == "for" && k == loop_at {
             let rest = &words[k + 1..];
             let end = rest.iter().position(|w| *w == "in").unwrap_or(rest.len());
             names.extend(rest[..end].iter().map(|w| w.to_string()));
@@ -359,6 +361,16 @@ pub(crate) fn is_name(text: &str) -> bool {
         && text.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
+/// Whether `c` can be part of an identifier.
+pub(crate) fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Whether `word` is one of Python's keywords.
+pub(crate) fn is_keyword(word: &str) -> bool {
+    KEYWORDS.contains(&word)
+}
+
 /// The identifier `text` ends with (empty if none).
 pub(crate) fn trailing_name(text: &str) -> &str {
     let start = text
@@ -424,7 +436,10 @@ def main(xs):
         assert_eq!(names("x <<= 2"), "x");
         assert_eq!(names("if a == b and c <= d:"), "");
         assert_eq!(names("for i, (k, v) in enumerate(d.items()):"), "i k v");
-        assert_eq!(names("ys = [w * 2 for w in xs if w != 0]"), "w ys");
+        // A comprehension's variable stays in its scope (Python 3).
+        assert_eq!(names("ys = [w * 2 for w in xs if w != 0]"), "ys");
+        assert_eq!(names("for x in (y for y in z):"), "x");
+        assert_eq!(names("async for x in aiter():"), "x");
         assert_eq!(names("with open(p) as fh:"), "fh open p");
         assert_eq!(names("if (n := len(s)) > 3:"), "n");
         assert_eq!(names("print('x =', y)"), "");

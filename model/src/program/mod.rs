@@ -10,9 +10,11 @@
 //!   functions a line may call without naming them.
 //! - [`flow`]: which line can follow which inside a frame, and where frames start and
 //!   end; also the lines a breakpoint can stop on.
+//! - [`effects`]: which statements can change no object (pure builtins and methods).
 //! - [`printed`]: what a `print(...)` statement writes.
 //! - [`syntax`]: syntax errors and the lines no run stands on (tree-sitter).
 
+pub mod effects;
 pub mod flow;
 pub mod layout;
 pub mod lexer;

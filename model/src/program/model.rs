@@ -1,6 +1,7 @@
 //! The program model: every fact of a program's text that decoding and the debugger
 //! ask, read once ([`ProgramModel::of`]).
 
+use super::effects;
 use super::flow::Flow;
 use super::layout::{self, Layout};
 use crate::state::State;
@@ -105,23 +106,53 @@ impl ProgramModel {
             .any(|f| f == name)
     }
 
-    /// The locals a line of `function` may unbind: a `del` line's names (every name on
-    /// it: `del d[k]` unbinds none, but over-approximating only loosens a rule) and an
-    /// `except ... as NAME` block's name, which Python unbinds where the block ends.
+    /// The locals a line of `function` may unbind (see [`ProgramModel::unbinding`]).
     pub fn unbindable(&self, function: &str) -> BTreeSet<String> {
-        let mut names = BTreeSet::new();
+        self.unbinding(function)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// Where a local of `function` may vanish: each name with the lines a step must
+    /// leave to unbind it. A `del` statement's lines, for every name on them (`del
+    /// d[k]` unbinds none, but over-approximating only loosens a rule); an `except ...
+    /// as NAME` block's lines, which Python unbinds NAME on leaving.
+    pub fn unbinding(&self, function: &str) -> Vec<(String, std::ops::RangeInclusive<u32>)> {
+        let mut found = Vec::new();
         for line in self.frame_lines(function) {
             let code = self.code(line);
             let words: Vec<&str> = layout::words(code).filter(|w| !w.is_empty()).collect();
             if words.contains(&"del") {
-                names.extend(layout::identifiers(code));
+                let statement = self.flow.statement(line);
+                let lines = statement.first().copied().unwrap_or(line)
+                    ..=statement.last().copied().unwrap_or(line);
+                found.extend(
+                    layout::identifiers(code)
+                        .into_iter()
+                        .map(|n| (n, lines.clone())),
+                );
             }
             if words.contains(&"except") {
                 let after_as = words.iter().skip_while(|w| **w != "as").skip(1);
-                names.extend(after_as.map(|w| w.to_string()));
+                found.extend(after_as.map(|n| (n.to_string(), self.block(line))));
             }
         }
-        names
+        found
+    }
+
+    /// Whether the statement on `line` can change no object, as its text says (see
+    /// [`effects::mutates_nothing`]): not in a program with classes, whose dunder
+    /// methods a builtin could run.
+    pub fn mutates_nothing(&self, line: u32) -> bool {
+        let code: Vec<&str> = self
+            .flow
+            .statement(line)
+            .into_iter()
+            .map(|l| self.code(l))
+            .collect();
+        self.layout.classes.is_empty()
+            && effects::mutates_nothing(&code.join("\n"), |word| self.defines(word))
     }
 
     /// Whether the function defined on `line` closes over nothing: it is defined in
