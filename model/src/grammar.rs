@@ -50,6 +50,9 @@ pub struct BodySpec {
     /// In a diff after one statement ran: the only names it can have changed
     /// (sorted). `None`: unknown, any name.
     pub changeable: Option<Vec<String>>,
+    /// Whether the state writes stdout: `Some(true)` it must (a step over a `print`),
+    /// `Some(false)` it cannot (a step that prints nothing), `None` either.
+    pub stdout: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,18 +234,20 @@ impl<'a> Body<'a> {
         (self.next_section..3)
             .filter(|&i| match i {
                 1 => valued,
-                2 => !value_pending,
+                2 => !value_pending && self.spec.stdout != Some(false),
                 _ => true,
             })
             .map(|i| SECTIONS[i])
             .collect()
     }
 
-    /// Whether the outcome may end here (a return or exception state has its value).
+    /// Whether the outcome may end here (a return or exception state has its value,
+    /// a state that must write stdout has it).
     pub fn can_end(&self) -> bool {
-        let value_pending =
-            self.spec.valued && self.part != Part::ExitMessage && self.next_section < 2;
-        self.mode == Mode::PartDone && !value_pending && self.begun.is_empty()
+        let state = self.part != Part::ExitMessage;
+        let value_pending = self.spec.valued && state && self.next_section < 2;
+        let stdout_pending = self.spec.stdout == Some(true) && state && self.next_section < 3;
+        self.mode == Mode::PartDone && !value_pending && !stdout_pending && self.begun.is_empty()
     }
 
     /// Inside an ordinary JSON string (not an escape, not the `..` marker): how many
@@ -496,6 +501,7 @@ mod tests {
             exact: false,
             held: Vec::new(),
             changeable: None,
+            stdout: None,
         }
     }
 
@@ -664,6 +670,25 @@ mod tests {
         );
         assert!(body.push_text("\n<|value|>\"1\""));
         assert!(body.can_end());
+    }
+
+    #[test]
+    fn stdout_comes_where_it_must_and_never_where_it_cannot() {
+        let must = BodySpec {
+            stdout: Some(true),
+            ..spec(false, false)
+        };
+        let mut body = Body::state(&must);
+        assert!(body.push_text("{}"));
+        assert!(!body.can_end(), "a print's step writes its stdout");
+        assert!(body.push_text("\n<|stdout|>\"a\\n\""));
+        assert!(body.can_end());
+        let never = BodySpec {
+            stdout: Some(false),
+            ..spec(false, false)
+        };
+        assert!(accepts(&never, "{}"));
+        assert!(!accepts(&never, "{}\n<|stdout|>"));
     }
 
     #[test]

@@ -116,7 +116,44 @@ impl NextState<'_> {
             exact: fresh_call && closes_over_nothing,
             ordered: fresh_call,
             required,
+            stdout: self.stdout_written(header),
         }
+    }
+
+    /// Whether the state `header` begins writes stdout, after a forward step in the
+    /// same frame: it must where the step ran a whole `print` (one that runs no code
+    /// of the program and writes its `end`, or whose text cannot be empty, see
+    /// `printed_by_step`), and did not end in a handler; it cannot where the statement
+    /// prints nothing and runs no code of the program (see `changes_no_object`).
+    fn stdout_written(&self, header: &str) -> Option<bool> {
+        let (prev, program) = (self.prev, self.program);
+        let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
+        if !self.action.is_forward_step() || prev.event != Event::Line || !same_frame {
+            return None;
+        }
+        let statement = program.flow.statement(prev.line);
+        let prints = statement
+            .iter()
+            .any(|&line| layout::words(program.code(line)).any(|w| w == "print"));
+        if !prints {
+            return self.changes_no_object().then_some(false);
+        }
+        let code = program.code(prev.line).trim();
+        let whole_print = statement.len() == 1
+            && code.starts_with("print(")
+            && code.ends_with(')')
+            && !code.contains("end=")
+            && !code.contains("file=")
+            && program.mutates_nothing(prev.line);
+        let never_empty = self.printed_by_step(header).is_some_and(|p| !p.admits(""));
+        let ran = header.starts_with("<|line|>") || header.starts_with("<|return|>");
+        let handled = header_line(header).is_some_and(|line| {
+            let next = program.code(line).trim_start();
+            ["except", "finally", "with ", "async with "]
+                .iter()
+                .any(|k| next.starts_with(k))
+        });
+        ((whole_print || never_empty) && ran && !handled).then_some(true)
     }
 
     /// Whether the state `header` begins follows one single step in the frame it

@@ -16,18 +16,20 @@
 //! | header | [`NextState::frames`] | a frame is left only through its `return` or `exception`, so a step stays in its frame, goes one call deeper or back to the caller |
 //! | header | [`NextState::flow_lines`] | control flow: the lines that can follow (or, backwards, precede) the current one; a loop whose next item is known goes into its block or out |
 //! | header | [`NextState::headers`] | a state stands on a code line of a frame that runs it, at a depth the step reaches (a breakpoint's line for a breakpoint action), and writes that line's text exactly |
-//! | locals | [`NextState::body_spec`] | names a frame can hold; a fresh call begins with its parameters in order; a diff after one statement changes only what it can change |
+//! | locals | [`NextState::body_spec`] | names a frame can hold; a fresh call begins with its parameters in order; a diff after one statement changes only what it can change (what it binds or may unbind; mutable values only where it may run code that changes an object, see `crate::program::effects`) |
 //! | locals | `held_names` | a call cannot unbind its caller's locals; a Step Out's return holds what the frame holds |
 //! | locals | `newly_bound` | after a one-line assignment the names it binds first are there |
 //! | values | [`NextState::bound_arguments`] | a plain call binds its arguments to its parameters as Python does |
 //! | values | [`NextState::bindings`] | a `for` over shown items binds the next one; `a, b = b, a` binds shown values |
 //! | values | [`NextState::kept`] | a caller keeps what the call cannot reach; a Step Out keeps the immutable values the function never rebinds |
 //! | values | [`NextState::kept_by_step`] | in full locals, a name the statement cannot change is written again with its value |
+//! | stdout | `stdout_written` | a step over a whole `print` writes stdout; one over a statement that prints nothing and runs no code of the program writes none |
 //! | stdout | [`NextState::printed_by_step`] | a `print` of literals and shown names writes their `str()` |
 //! | value | [`NextState::returned_value`] | `return NAME` returns that name's value, `return LITERAL` the literal |
 //!
 //! Where the program could change what a rule relies on (`global`, `nonlocal`, `del`,
-//! a list reordered under its loop), the rule answers "anything" rather than guess.
+//! a list reordered under its loop, a class whose dunder methods a builtin could run),
+//! the rule answers "anything" rather than guess.
 
 mod body;
 mod reach;

@@ -1412,3 +1412,41 @@ fn inside_its_except_block_the_name_stays() {
         ["e", "x"].map(String::from)
     );
 }
+
+#[test]
+fn a_print_step_writes_stdout_and_a_pure_step_none() {
+    let source = "def f(x):\n    print(x)\n    y = len(str(x))\n    g(y)\n    return y\n";
+    let p = ProgramModel::of(source);
+    let at = |line| state(&p, Event::Line, line, "f", &[], &[("x", "1"), ("y", "1")]);
+    let (print, pure, call) = (at(2), at(3), at(4));
+    let step = |prev| NextState::new(&p, prev, None, None, &Action::StepOver);
+    assert_eq!(
+        step(&print).body_spec("<|line|>3 0 f", false).stdout,
+        Some(true)
+    );
+    assert_eq!(
+        step(&pure).body_spec("<|line|>4 0 f", false).stdout,
+        Some(false)
+    );
+    // A call of the program's (or an unknown) function may print.
+    assert_eq!(step(&call).body_spec("<|line|>5 0 f", false).stdout, None);
+    // Backwards, the rule stands back.
+    let back = NextState::new(&p, &pure, None, None, &Action::InvStepOver);
+    assert_eq!(back.body_spec("<|line|>2 0 f", false).stdout, None);
+}
+
+#[test]
+fn a_print_of_expressions_writes_stdout_unless_its_step_ends_in_a_handler() {
+    let source = "def f(xs):\n    try:\n        print(min(xs) // 0)\n    except ZeroDivisionError:\n        pass\n    print(len(xs), end='')\n    return xs\n";
+    let p = ProgramModel::of(source);
+    let at = |line| state(&p, Event::Line, line, "f", &[], &[("xs", "[1]")]);
+    let (print, bare) = (at(3), at(6));
+    let step = |prev| NextState::new(&p, prev, None, None, &Action::StepOver);
+    assert_eq!(step(&print).body_spec("<|line|>4 0 f", false).stdout, None);
+    assert_eq!(
+        step(&print).body_spec("<|line|>6 0 f", false).stdout,
+        Some(true)
+    );
+    // `end=''` may print nothing.
+    assert_eq!(step(&bare).body_spec("<|line|>7 0 f", false).stdout, None);
+}
