@@ -195,11 +195,12 @@ impl NextState<'_> {
 
     /// The locals that running the current statement can change: the names it binds
     /// and, if it calls, subscripts or reaches into an attribute, every local whose
-    /// value may be mutable (aliases included). `None` where names can also vanish or
-    /// change from another frame (`global`, `nonlocal`). A name the step may unbind
-    /// (see `vanishing`) is changeable; a diff that loses a name is written in full,
-    /// so `None` for diffs there. A `for` loop that ends (its next line, `next_line`,
-    /// past its block) binds nothing: its targets keep their values.
+    /// value may be mutable (aliases included), unless it changes no object (see
+    /// `changes_no_object`). A name the step may unbind (see `vanishing`) is
+    /// changeable too; a diff that loses a name is written in full, so `None` for
+    /// diffs there, and `None` where a name can change from another frame (`global`,
+    /// `nonlocal`). A `for` loop that ends (its next line, `next_line`, past its
+    /// block) binds nothing: its targets keep their values.
     fn changeable_names(&self, next_line: Option<u32>) -> Option<Vec<String>> {
         let prev = self.prev;
         let program = self.program;

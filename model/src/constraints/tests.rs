@@ -1311,26 +1311,24 @@ fn from_a_closures_fresh_call_its_free_variables_may_appear() {
 
 // --- statements that change no object
 
+/// The names a diff may write after a Step Over from `line` of `f` to `to`.
+fn changeable_after(p: &ProgramModel, line: u32, locals: &[(&str, &str)], to: u32) -> Vec<String> {
+    let prev = state(p, Event::Line, line, "f", &[], locals);
+    let next = NextState::new(p, &prev, None, None, &Action::StepOver);
+    let header = format!("<|line|>{to} 0 f");
+    next.body_spec(&header, false).changeable.expect("known")
+}
+
 #[test]
 fn a_statement_of_pure_builtins_changes_only_what_it_binds() {
     let source =
         "def f(xs, ys):\n    pair = (min(xs), max(xs))\n    ys.append(pair)\n    return ys\n";
     let p = ProgramModel::of(source);
     let locals = [("xs", "[3, 1]"), ("ys", "[]")];
-    let prev = state(&p, Event::Line, 2, "f", &[], &locals);
-    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
-    assert_eq!(
-        next.body_spec("<|line|>3 0 f", false).changeable,
-        Some(vec!["pair".to_string()])
-    );
+    assert_eq!(changeable_after(&p, 2, &locals, 3), ["pair"]);
     // `ys.append(...)` may change every list the frame holds (aliases included).
     let locals = [("xs", "[3, 1]"), ("ys", "[]"), ("pair", "(1, 3)")];
-    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
-    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
-    assert_eq!(
-        next.body_spec("<|line|>4 0 f", false).changeable,
-        Some(vec!["xs".to_string(), "ys".to_string()])
-    );
+    assert_eq!(changeable_after(&p, 3, &locals, 4), ["xs", "ys"]);
 }
 
 #[test]
@@ -1339,28 +1337,13 @@ fn a_pure_looking_statement_may_change_objects_where_code_could_run_unseen() {
     // is iterated; `xs += ...` changes the list that aliases share.
     let with_class = "class A:\n    pass\ndef f(xs):\n    n = len(xs)\n    return n\n";
     let p = ProgramModel::of(with_class);
-    let prev = state(&p, Event::Line, 4, "f", &[], &[("xs", "[1]")]);
-    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
-    assert_eq!(
-        next.body_spec("<|line|>5 0 f", false).changeable,
-        Some(vec!["n".to_string(), "xs".to_string()])
-    );
+    assert_eq!(changeable_after(&p, 4, &[("xs", "[1]")], 5), ["n", "xs"]);
     let source = "def f(xs, g):\n    n = sum(g)\n    xs += [n]\n    return xs\n";
     let p = ProgramModel::of(source);
     let generator = [("xs", "[1]"), ("g", "<generator object <genexpr> at 0x1>")];
-    let prev = state(&p, Event::Line, 2, "f", &[], &generator);
-    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
-    assert_eq!(
-        next.body_spec("<|line|>3 0 f", false).changeable,
-        Some(vec!["g".to_string(), "n".to_string(), "xs".to_string()])
-    );
+    assert_eq!(changeable_after(&p, 2, &generator, 3), ["g", "n", "xs"]);
     let locals = [("xs", "[1]"), ("ys", "[1]"), ("n", "1")];
-    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
-    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
-    assert_eq!(
-        next.body_spec("<|line|>4 0 f", false).changeable,
-        Some(vec!["xs".to_string(), "ys".to_string()])
-    );
+    assert_eq!(changeable_after(&p, 3, &locals, 4), ["xs", "ys"]);
 }
 
 #[test]
