@@ -211,8 +211,8 @@ impl NextState<'_> {
         if self.locals.is_diff() && !changeable.is_empty() {
             return None;
         }
-        let block = program.block(prev.line);
-        let past_loop = next_line.is_some_and(|line| !block.contains(&line));
+        // Worked out for a `for` line only.
+        let past_loop = || next_line.is_some_and(|line| !program.block(prev.line).contains(&line));
         let statement = program.flow.statement(prev.line);
         let mut reaches_in = false;
         for &line in &statement {
@@ -223,7 +223,7 @@ impl NextState<'_> {
             // A `def` or `class` binds its name.
             changeable.extend(program.layout.calls.get(&line).cloned());
             reaches_in |= code.contains(['(', '[', '.']);
-            let targets = loop_targets(code).filter(|_| past_loop && line == prev.line);
+            let targets = loop_targets(code).filter(|_| line == prev.line && past_loop());
             let binds = program.binds(line).into_iter();
             changeable.extend(binds.filter(|n| !targets.as_ref().is_some_and(|t| t.contains(n))));
         }

@@ -9,7 +9,7 @@
 //! would change).
 
 use super::layout;
-use super::lexer::{chars, Kind};
+use super::lexer::{chars, code_chars, Kind};
 
 /// Builtins that read their arguments and build new values (given no user code to run).
 const PURE_FUNCTIONS: &[&str] = &[
@@ -171,23 +171,17 @@ pub fn mutates_nothing(code: &str, defines: impl Fn(&str) -> bool) -> bool {
 /// subscript or attribute target (`d[k] = v`, `self.n += 1`) changes an object.
 fn assigns_plain_names(plain: &str) -> bool {
     let bytes = plain.as_bytes();
-    let mut depth = 0i32;
-    let mut targets_end = 0;
-    for (at, &b) in bytes.iter().enumerate() {
-        match b {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth -= 1,
-            b'=' if depth == 0 => {
-                let before = bytes.get(at.wrapping_sub(1)).copied().unwrap_or(b' ');
-                let after = bytes.get(at + 1).copied().unwrap_or(b' ');
-                let comparison = after == b'=' || matches!(before, b'=' | b'!' | b'<' | b'>');
-                if !comparison {
-                    targets_end = at;
-                }
-            }
-            _ => {}
-        }
-    }
+    // An `=` outside brackets that is not part of `==`, `!=`, `<=` or `>=`.
+    let assigns = |at: usize| {
+        let before = bytes.get(at.wrapping_sub(1)).copied().unwrap_or(b' ');
+        let after = bytes.get(at + 1).copied().unwrap_or(b' ');
+        !(after == b'=' || matches!(before, b'=' | b'!' | b'<' | b'>'))
+    };
+    let targets_end = code_chars(plain)
+        .filter(|&(at, c, depth)| c == '=' && depth == 0 && assigns(at))
+        .map(|(at, _, _)| at)
+        .last()
+        .unwrap_or(0);
     !plain[..targets_end].contains(['[', '.'])
 }
 
