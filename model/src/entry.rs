@@ -443,7 +443,8 @@ struct Literal<'a> {
     at: usize,
     /// How many brackets are open where the parser reads.
     depth: usize,
-    /// A set was read whose order Python takes from hashes.
+    /// A set was read whose order Python takes from hashes, or a dict whose keys may
+    /// be equal under different reprs: the text alone does not fix the repr.
     unordered: bool,
 }
 
@@ -528,7 +529,7 @@ impl Literal<'_> {
         }
         let first = self.value()?;
         if self.eat(":") {
-            let mut pairs = vec![format!("{first}: {}", self.value()?)];
+            let mut pairs = vec![(first, self.value()?)];
             while self.eat(",") {
                 if self.rest().trim_start().starts_with('}') {
                     break;
@@ -537,8 +538,20 @@ impl Literal<'_> {
                 if !self.eat(":") {
                     return self.fail();
                 }
-                pairs.push(format!("{key}: {}", self.value()?));
+                let value = self.value()?;
+                // A repeated key keeps its first place and takes the last value.
+                match pairs.iter_mut().find(|(k, _)| *k == key) {
+                    Some(pair) => pair.1 = value,
+                    None => pairs.push((key, value)),
+                }
             }
+            // Keys of other kinds than str and int may be equal under other reprs
+            // (`1`, `1.0`, `True`): which one Python keeps the text cannot say.
+            let plain = |k: &String| k.starts_with(['\'', '"']) || k.parse::<i128>().is_ok();
+            if pairs.len() > 1 && !pairs.iter().all(|(k, _)| plain(k)) {
+                self.unordered = true;
+            }
+            let pairs: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}: {v}")).collect();
             return if self.eat("}") {
                 Ok(format!("{{{}}}", pairs.join(", ")))
             } else {
@@ -772,6 +785,21 @@ mod tests {
         assert_eq!(exact_literal_repr("[{'a', 'b'}]"), None);
         assert_eq!(exact_literal_repr("{'a'}").as_deref(), Some("{'a'}"));
         assert!(literal_repr("f(2)").is_err());
+        // Dicts: a repeated key keeps its place and takes the last value; keys that
+        // may be equal under other reprs make the text inexact.
+        assert_eq!(
+            exact_literal_repr("{'x': 7, 'z': 2, 'x': 1}").as_deref(),
+            Some("{'x': 1, 'z': 2}")
+        );
+        assert_eq!(
+            exact_literal_repr("{1: 'a', 2: 'b'}").as_deref(),
+            Some("{1: 'a', 2: 'b'}")
+        );
+        assert_eq!(exact_literal_repr("{1: 'a', 1.0: 'b'}"), None);
+        assert_eq!(
+            exact_literal_repr("{(1, 2): 0}").as_deref(),
+            Some("{(1, 2): 0}")
+        );
     }
 
     #[test]

@@ -159,6 +159,18 @@ pub struct Sample {
     pub predicted: Result<String, String>,
 }
 
+/// A state as a sample's `from`: its event, line, depth, function and source line.
+fn where_from(state: &State) -> String {
+    format!(
+        "{} {} {} {}: {}",
+        state.event.name(),
+        state.line,
+        state.depth,
+        state.function,
+        state.source.trim()
+    )
+}
+
 /// Evaluate `predictor` on every step of `episodes` (at most `limit` predictions);
 /// every prediction goes to `record` as it is made. Predictions are the debugger's
 /// ([`Predictor::predict`]), or with `jumps` one decode per action, breakpoints
@@ -213,14 +225,7 @@ pub fn evaluate<M: Decoder>(
             record(Sample {
                 program: report.programs,
                 action: action.to_string(),
-                from: format!(
-                    "{} {} {} {}: {}",
-                    current.event.name(),
-                    current.line,
-                    current.depth,
-                    current.function,
-                    current.source.trim()
-                ),
+                from: where_from(&current),
                 exact: predicted.is_some_and(|p| same_outcome(p, truth)),
                 truth: predictor.render_step(&current, action, truth),
                 predicted: written,
@@ -297,12 +302,14 @@ impl SessionReport {
 }
 
 /// Runs one session of at most `steps` Step Into requests on each program (source and
-/// optional call), traced now under Python for the truth.
+/// optional call), traced now under Python for the truth. Each session's first miss
+/// (a wrong stop, a guess or a failed request) goes to `record`.
 pub fn sessions<M: Decoder>(
     predictor: &Predictor<M>,
     programs: &[(String, Option<String>)],
     steps: usize,
     progress: &indicatif::ProgressBar,
+    mut record: impl FnMut(Sample),
 ) -> anyhow::Result<SessionReport> {
     use crate::tree::Transition;
     let dir = tempfile::tempdir()?;
@@ -338,9 +345,24 @@ pub fn sessions<M: Decoder>(
         let mut missed = false;
         for _ in 0..steps {
             report.requests += 1;
-            let prediction = match predictor.predict(&mut context, &current, &Action::StepInto) {
+            let step = Action::StepInto;
+            let predicted = predictor.predict(&mut context, &current, &step);
+            let first_miss = |written: Result<String, String>, at: Option<usize>| Sample {
+                program: report.sessions,
+                action: format!("session stop {}", matched + 1),
+                from: where_from(&current),
+                exact: false,
+                truth: at.map_or_else(String::new, |at| {
+                    predictor.render_step(&current, &step, &tree.outcome(at, &step))
+                }),
+                predicted: written,
+            };
+            let prediction = match predicted {
                 Ok(p) => p,
-                Err(_) => {
+                Err(error) => {
+                    if !missed {
+                        record(first_miss(Err(error.to_string()), real));
+                    }
                     report.failed += 1;
                     report.sessions_with_failure += 1;
                     missed = true;
@@ -348,18 +370,27 @@ pub fn sessions<M: Decoder>(
                 }
             };
             report.guessed += prediction.guess.is_some() as usize;
-            missed |= prediction.guess.is_some();
-            match real.filter(|_| !missed) {
-                Some(at)
-                    if same_outcome(&prediction.outcome, &tree.outcome(at, &Action::StepInto)) =>
-                {
+            let right = real.filter(|&at| {
+                prediction.guess.is_none()
+                    && same_outcome(&prediction.outcome, &tree.outcome(at, &step))
+            });
+            match right.filter(|_| !missed) {
+                Some(at) => {
                     matched += 1;
-                    real = match tree.transition(at, &Action::StepInto) {
+                    real = match tree.transition(at, &step) {
                         Transition::To(next) => Some(next),
                         _ => None,
                     };
                 }
-                _ => missed = true,
+                None if !missed => {
+                    let written = match &prediction.guess {
+                        Some(why) => Err(why.clone()),
+                        None => Ok(prediction.text.clone()),
+                    };
+                    record(first_miss(written, real));
+                    missed = true;
+                }
+                None => {}
             }
             match prediction.outcome.state() {
                 Some(state) => current = state.clone(),

@@ -50,6 +50,10 @@ pub struct BodySpec {
     /// In a diff after one statement ran: the only names it can have changed
     /// (sorted). `None`: unknown, any name.
     pub changeable: Option<Vec<String>>,
+    /// In a diff: names the locals hold whether written or carried by `..` (what the
+    /// frame held and the step cannot unbind), so a diff without `..`, which writes
+    /// the locals in full, must write them all.
+    pub carried: Vec<String>,
     /// Whether the state writes stdout: `Some(true)` it must (a step over a `print`),
     /// `Some(false)` it cannot (a step that prints nothing), `None` either.
     pub stdout: Option<bool>,
@@ -300,9 +304,15 @@ impl<'a> Body<'a> {
         held.iter().filter(|h| !self.used_keys.contains(h))
     }
 
-    /// Whether the object may close: its required and held names are written.
+    /// Whether the object may close: its required and held names are written, and
+    /// locals written in full (no `..`) hold the names they carry.
     fn may_close(&self) -> bool {
-        self.missing().next().is_none() && self.unwritten_held().next().is_none()
+        let written = |name: &String| self.used_keys.contains(name);
+        let whole = self.part != Part::Locals
+            || !self.spec.diff
+            || self.used_keys.iter().any(|k| k == "..")
+            || self.spec.carried.iter().all(written);
+        whole && self.missing().next().is_none() && self.unwritten_held().next().is_none()
     }
 
     /// Whether one more name may be written in this object.
@@ -501,6 +511,7 @@ mod tests {
             exact: false,
             held: Vec::new(),
             changeable: None,
+            carried: Vec::new(),
             stdout: None,
         }
     }
@@ -584,6 +595,25 @@ mod tests {
         };
         assert!(!accepts(&s, r#"{"n":"#), "n cannot change");
         assert!(accepts(&s, r#"{"total":"4","x":"1","..":".."}"#));
+    }
+
+    #[test]
+    fn a_diff_in_full_writes_every_name_it_carries() {
+        let d = BodySpec {
+            carried: vec!["n".into(), "x".into()],
+            ..spec(true, false)
+        };
+        assert!(!accepts(&d, r#"{}"#), "n and x cannot vanish");
+        assert!(!accepts(&d, r#"{"x":"1"}"#), "n cannot vanish");
+        assert!(accepts(&d, r#"{"x":"1","..":".."}"#));
+        assert!(accepts(&d, r#"{"n":"2","x":"1"}"#), "both changed");
+        assert!(accepts(&d, r#"{"n":"2","x":"1","total":"3"}"#));
+        // Written in full, nothing is carried: the rule is for diffs.
+        let full = BodySpec {
+            carried: vec!["n".into()],
+            ..spec(false, false)
+        };
+        assert!(accepts(&full, r#"{}"#));
     }
 
     #[test]

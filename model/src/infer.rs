@@ -50,6 +50,10 @@ const MAX_STATE_TOKENS: usize = 512;
 /// guess instead.
 pub const BACK_OFFS: usize = 3;
 
+/// How likely (among the tokens the grammar allowed) a runner-up token must be for a
+/// search to branch off there: below it, the greedy token is near certain.
+const BRANCH_LIKELIHOOD: f32 = 0.1;
+
 #[derive(Debug, thiserror::Error)]
 pub enum PredictError {
     #[error("no model checkpoint at {dir}: {reason}. Train one (`neural-model train`) or pass the directory of one (config.json, model.safetensors, tokenizer.json)")]
@@ -162,6 +166,9 @@ pub struct Predictor<M: Decoder = CpuModel> {
     special: IndexMap<String, u32>,
     /// `NEURAL_NO_GRAMMAR` set: decode unconstrained (to measure what the grammar adds).
     unconstrained: bool,
+    /// How many other decodes a step may try where the greedy one was unsure
+    /// ([`Predictor::with_search`]).
+    search: usize,
 }
 
 /// A program read into the model's cache: the fixed prefix of every step's prompt.
@@ -265,7 +272,17 @@ impl<M: Decoder> Predictor<M> {
             stop,
             special,
             unconstrained: std::env::var_os("NEURAL_NO_GRAMMAR").is_some(),
+            search: 0,
         })
+    }
+
+    /// Let each step try up to `branches` other decodes besides the greedy one, each
+    /// branching off it where the model's runner-up token was likely, and keep the
+    /// likeliest whole prediction: a greedy decode that takes a wrong digit early
+    /// often writes an unlikely rest. Costs up to `branches` more decodes a step.
+    pub fn with_search(mut self, branches: usize) -> Self {
+        self.search = branches;
+        self
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>, PredictError> {
@@ -324,8 +341,14 @@ impl<M: Decoder> Predictor<M> {
     ) -> Result<Prediction, PredictError> {
         let (prompt, max_new) = self.open_step(context, current, action)?;
         let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
-        let (decoded, backed_off) =
+        let start = context.cache.len();
+        let (mut decoded, backed_off) =
             self.decode_backing_off(&mut context.cache, &prompt, max_new, &grammar)?;
+        if decoded.stopped && self.search > 0 {
+            let step = (start, prompt.as_slice(), max_new);
+            let held = (&mut context.cache, &context.text, &context.footprints);
+            decoded = self.search_from(held, current, action, step, decoded)?;
+        }
         if !decoded.stopped {
             let tokens = decoded.tokens.len();
             let why = PredictError::TooLong {
@@ -348,6 +371,74 @@ impl<M: Decoder> Predictor<M> {
             .footprints
             .record(current, action, prediction.outcome.state());
         Ok(prediction)
+    }
+
+    /// The likeliest of `greedy` and up to `self.search` decodes that branch off it
+    /// where its runner-up token had at least [`BRANCH_LIKELIHOOD`] (that token, then
+    /// greedy under the grammar), likeliest among the tokens the grammar allowed. The
+    /// cache is left as `greedy` would leave it for the one chosen.
+    fn search_from(
+        &self,
+        (cache, text, footprints): (&mut M::Cache, &ProgramModel, &Footprints),
+        current: &State,
+        action: &Action,
+        (start, prompt, max_new): (usize, &[u32], usize),
+        first: Decoded,
+    ) -> Result<Decoded, PredictError> {
+        let mut branches: Vec<(usize, u32, f32)> = first
+            .runner_up
+            .iter()
+            .enumerate()
+            .filter_map(|(at, other)| other.map(|(token, choice)| (at, token, choice)))
+            .filter(|&(_, _, choice)| choice >= BRANCH_LIKELIHOOD.ln())
+            .collect();
+        branches.sort_by(|a, b| b.2.total_cmp(&a.2));
+        branches.truncate(self.search);
+        let score = |d: &Decoded| d.choices.iter().sum::<f32>();
+        let (mut best, mut best_score, mut best_is_last) = (None, score(&first), true);
+        for (at, token, choice) in branches {
+            cache.truncate(start);
+            // Each branch gets its own grammar: it may write another header.
+            let grammar = Grammar::new(self, text, current, footprints, action);
+            let branched = greedy(
+                &self.model,
+                cache,
+                prompt,
+                max_new,
+                &[self.stop],
+                |so_far| match so_far.len() {
+                    n if n < at => Allowed::Only(vec![first.tokens[n]]),
+                    n if n == at => Allowed::Only(vec![token]),
+                    _ => grammar.allowed(so_far),
+                },
+            );
+            best_is_last = false;
+            let mut decoded = match branched {
+                Ok(decoded) if decoded.stopped => decoded,
+                _ => continue,
+            };
+            // The forced tokens were chosen as the greedy decode chose them.
+            decoded.choices[..at].copy_from_slice(&first.choices[..at]);
+            decoded.runner_up[..at].copy_from_slice(&first.runner_up[..at]);
+            decoded.choices[at] = choice;
+            if score(&decoded) > best_score {
+                best_score = score(&decoded);
+                best = Some(decoded);
+                best_is_last = true;
+            }
+        }
+        let chosen = best.unwrap_or(first);
+        if !best_is_last {
+            // Leave the cache as the chosen decode left it: prompt and all but its last token.
+            cache.truncate(start);
+            let read: Vec<u32> = prompt
+                .iter()
+                .chain(&chosen.tokens[..chosen.tokens.len() - 1])
+                .copied()
+                .collect();
+            self.model.extend(&read, cache)?;
+        }
+        Ok(chosen)
     }
 
     /// Up to `count` different predictions of what `action` at `current` leads to,

@@ -78,7 +78,8 @@ enum Command {
         /// Only episodes of this origin (generated, thealgorithms, exercism, ...).
         #[arg(long, conflicts_with = "programs")]
         origin: Option<String>,
-        /// Also write every prediction (truth, prediction or error) as JSON lines here.
+        /// Also write every prediction (truth, prediction or error) as JSON lines here;
+        /// with `--sessions`, each session's first miss.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Predict nothing: check that the decoding grammar admits every true outcome.
@@ -96,6 +97,10 @@ enum Command {
         /// from the model's own last state, scored against the real run.
         #[arg(long)]
         sessions: Option<usize>,
+        /// Per prediction, try up to this many other decodes where the model was unsure
+        /// and keep the likeliest (0: greedy only, as the debugger decodes by default).
+        #[arg(long, default_value_t = 0)]
+        search: usize,
         /// Step Into requests per session.
         #[arg(long, default_value_t = 30)]
         session_steps: usize,
@@ -399,6 +404,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             jumps,
             json,
             sessions,
+            search,
             session_steps,
         } => {
             use neural_model::eval::{episodes_from_programs, evaluate, table};
@@ -427,11 +433,18 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 }
                 let stride = programs.len().div_ceil(count.max(1)).max(1);
                 let programs: Vec<_> = programs.into_iter().step_by(stride).take(count).collect();
-                let predictor = load_predictor(model)?;
+                let predictor = load_predictor(model)?.with_search(search);
                 let progress = neural_model::progress::bar(programs.len() as u64, "sessions");
-                let report =
-                    neural_model::eval::sessions(&predictor, &programs, session_steps, &progress)
-                        .map_err(|e| format!("{e:#}"))?;
+                let mut misses = SampleFile::create(out.as_deref())?;
+                let report = neural_model::eval::sessions(
+                    &predictor,
+                    &programs,
+                    session_steps,
+                    &progress,
+                    |miss| misses.write(&miss),
+                )
+                .map_err(|e| format!("{e:#}"))?;
+                misses.finish()?;
                 progress.finish_and_clear();
                 if json {
                     println!("{}", serde_json::to_string_pretty(&report).expect("json"));
@@ -444,7 +457,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let steps: usize = episodes.iter().map(|e| e.steps.len()).sum();
             let stride = steps.div_ceil(limit.max(1)).max(1);
             let episodes: Vec<_> = episodes.into_iter().step_by(stride).collect();
-            let predictor = load_predictor(model)?;
+            let predictor = load_predictor(model)?.with_search(search);
             if check_grammar {
                 let (checked, refused) =
                     neural_model::eval::check_grammar(&predictor, &episodes, limit);
@@ -467,25 +480,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 .sum::<usize>()
                 .min(limit);
             let progress = neural_model::progress::bar(total as u64, "evaluating");
-            let mut samples = match &out {
-                Some(path) => Some(std::io::BufWriter::new(
-                    std::fs::File::create(path)
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
-                )),
-                None => None,
-            };
+            let mut samples = SampleFile::create(out.as_deref())?;
             let report = evaluate(&predictor, &episodes, limit, jumps, &progress, |sample| {
-                if let Some(file) = samples.as_mut() {
-                    use std::io::Write;
-                    let line = serde_json::to_string(&sample).expect("samples serialise");
-                    let _ = writeln!(file, "{line}");
-                }
+                samples.write(&sample)
             });
-            if let Some(mut file) = samples {
-                use std::io::Write;
-                file.flush()
-                    .map_err(|e| format!("cannot write the samples: {e}"))?;
-            }
+            samples.finish()?;
             progress.finish_and_clear();
             if json {
                 println!("{}", serde_json::to_string_pretty(&report).expect("json"));
@@ -656,6 +655,42 @@ fn run(command: Command) -> Result<ExitCode, String> {
             };
             done.map_err(|e| format!("{e:#}"))?;
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Where `eval --out` writes its samples, one JSON line each (nowhere without `--out`).
+#[cfg(feature = "neural")]
+struct SampleFile(Option<std::io::BufWriter<std::fs::File>>);
+
+#[cfg(feature = "neural")]
+impl SampleFile {
+    fn create(path: Option<&std::path::Path>) -> Result<Self, String> {
+        let file = match path {
+            Some(path) => Some(
+                std::fs::File::create(path)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+            ),
+            None => None,
+        };
+        Ok(SampleFile(file.map(std::io::BufWriter::new)))
+    }
+
+    fn write(&mut self, sample: &neural_model::eval::Sample) {
+        use std::io::Write;
+        if let Some(file) = self.0.as_mut() {
+            let line = serde_json::to_string(sample).expect("samples serialise");
+            let _ = writeln!(file, "{line}");
+        }
+    }
+
+    fn finish(self) -> Result<(), String> {
+        use std::io::Write;
+        match self.0 {
+            Some(mut file) => file
+                .flush()
+                .map_err(|e| format!("cannot write the samples: {e}")),
+            None => Ok(()),
         }
     }
 }

@@ -106,7 +106,20 @@ impl NextState<'_> {
         local_names.extend(held.iter().cloned());
         local_names.sort();
         local_names.dedup();
+        // A forward step in the frame loses no name but those it can unbind.
+        let carried = match diff && self.action.is_forward_step() && !self.program.rebinds_from_afar
+        {
+            true => {
+                let vanishing = self.vanishing(line);
+                let kept = self.prev.locals.keys().filter(|n| !vanishing.contains(*n));
+                let mut kept: Vec<String> = kept.cloned().collect();
+                kept.sort();
+                kept
+            }
+            false => Vec::new(),
+        };
         BodySpec {
+            carried,
             changeable,
             local_names,
             held,
@@ -124,11 +137,23 @@ impl NextState<'_> {
     /// same frame: it must where the step ran a whole `print` (one that runs no code
     /// of the program and writes its `end`, or whose text cannot be empty, see
     /// `printed_by_step`), and did not end in a handler; it cannot where the statement
-    /// prints nothing and runs no code of the program (see `changes_no_object`).
+    /// prints nothing and runs no code of the program (see `changes_no_object`), nor
+    /// from a call to the frame's first line.
     fn stdout_written(&self, header: &str) -> Option<bool> {
         let (prev, program) = (self.prev, self.program);
         let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
-        if !self.action.is_forward_step() || prev.event != Event::Line || !same_frame {
+        if !self.action.is_forward_step() || !same_frame {
+            return None;
+        }
+        // From a frame's start to its first line nothing runs (a generator resumed
+        // where it paused may finish that line: not this rule).
+        let fresh_call = prev.event == Event::Call
+            && program.layout.calls.get(&prev.line) == Some(&prev.function)
+            && !program.layout.resumable.contains(&prev.function);
+        if fresh_call {
+            return Some(false);
+        }
+        if prev.event != Event::Line {
             return None;
         }
         let statement = program.flow.statement(prev.line);

@@ -171,13 +171,27 @@ impl NextState<'_> {
         }
     }
 
+    /// Whether the step must stop in a call (or where something raises first), not
+    /// at a line or return of the frame: a Step Into from a line that surely calls
+    /// (see `ProgramModel::surely_calls`).
+    pub fn enters_call(&self) -> bool {
+        *self.action == Action::StepInto
+            && self.prev.event == Event::Line
+            && self.program.surely_calls(self.prev.line)
+    }
+
     /// Every header a state of this event may have (`LINE DEPTH FUNCTION`): a code
     /// line of the program (a `def` line for a `call`; a breakpoint's line for a
-    /// breakpoint action), where control flow lets the step land, in a frame that runs
+    /// breakpoint action), where control flow lets the step land (none in the frame
+    /// where the step must enter a call), in a frame that runs
     /// that line and that the step can reach, at that frame's depth. `at_start`: the
     /// state is the run's first (an inverse step's answer), which any frame of the
     /// line may be.
     pub fn headers(&self, event: &str, at_start: bool) -> Headers {
+        let in_frame = event == "<|line|>" || event == "<|return|>";
+        if in_frame && !at_start && self.enters_call() {
+            return Headers::default();
+        }
         let (frames, flow) = match at_start {
             true => (None, None),
             false => (self.frames(event), self.flow_lines(event)),

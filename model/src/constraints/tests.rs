@@ -184,6 +184,26 @@ fn flow_lines_a_step_into_calls_what_the_line_can_call() {
 }
 
 #[test]
+fn headers_a_step_into_a_line_that_surely_calls_stops_in_the_call() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 6, &[("x", "5")]);
+    let into = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert!(into.enters_call());
+    assert!(into.headers("<|line|>", false).is_empty());
+    assert!(into.headers("<|return|>", false).is_empty());
+    assert!(!into.headers("<|call|>", false).is_empty());
+    // The arguments may raise first; a Step Over goes on to the next line.
+    assert!(!into.headers("<|exception|>", false).is_empty());
+    let over = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(!over.headers("<|line|>", false).is_empty());
+    // A function bound again elsewhere may be another when called.
+    let rebound = ProgramModel::of(&format!("{CALLS}add = max\n"));
+    let prev = module_line(&rebound, 6, &[("x", "5")]);
+    let into = NextState::new(&rebound, &prev, None, None, &Action::StepInto);
+    assert!(!into.enters_call());
+}
+
+#[test]
 fn flow_lines_a_fresh_call_goes_to_its_first_line() {
     let source = "N = 3\n\ndef add(a, b):\n    total = a + b\n    return total\n\nadd(N, 1)\n";
     let p = ProgramModel::of(source);
@@ -947,12 +967,21 @@ fn bindings_a_swap_takes_the_shown_values() {
 }
 
 #[test]
-fn bindings_not_of_a_set_literal() {
-    let source = "def f():\n    s = {3, 1}\n    return s\n";
+fn bindings_of_a_literal_only_where_its_text_fixes_the_repr() {
+    let source = "def f():\n    s = {9, 1}\n    t = {3, 1}\n    d = {'x': 7, 'z': 2}\n    stack: list[int] = []\n    return s\n";
     let p = ProgramModel::of(source);
-    let prev = state(&p, Event::Line, 2, "f", &[], &[]);
-    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
-    assert!(next.bindings().is_none());
+    let step = |line| {
+        let prev = state(&p, Event::Line, line, "f", &[], &[]);
+        NextState::new(&p, &prev, None, None, &Action::StepOver)
+            .bindings()
+            .cloned()
+    };
+    let after = |line| options(step(line).as_ref());
+    // Python iterates {9, 1} as {9, 1} (hash order): the text alone cannot say.
+    assert!(step(2).is_none());
+    assert_eq!(after(3), named(&[("t", &["{1, 3}"])]));
+    assert_eq!(after(4), named(&[("d", &["{'x': 7, 'z': 2}"])]));
+    assert_eq!(after(5), named(&[("stack", &["[]"])]));
 }
 
 #[test]
@@ -1419,6 +1448,20 @@ fn a_print_step_writes_stdout_and_a_pure_step_none() {
 }
 
 #[test]
+fn nothing_is_printed_between_a_call_and_its_first_line() {
+    let source =
+        "def f(x):\n    print(x)\n    return x\n\ndef g():\n    yield print(1)\n    return 2\n";
+    let p = ProgramModel::of(source);
+    let call = state(&p, Event::Call, 1, "f", &[], &[("x", "1")]);
+    let step = NextState::new(&p, &call, None, None, &Action::StepInto);
+    assert_eq!(step.body_spec("<|line|>2 0 f", false).stdout, Some(false));
+    // A generator resumed on its `yield` line finishes that line (and may print).
+    let resumed = state(&p, Event::Call, 6, "g", &[], &[]);
+    let step = NextState::new(&p, &resumed, None, None, &Action::StepInto);
+    assert_eq!(step.body_spec("<|line|>7 0 g", false).stdout, None);
+}
+
+#[test]
 fn a_print_of_expressions_writes_stdout_unless_its_step_ends_in_a_handler() {
     let source = "def f(xs):\n    try:\n        print(min(xs) // 0)\n    except ZeroDivisionError:\n        pass\n    print(len(xs), end='')\n    return xs\n";
     let p = ProgramModel::of(source);
@@ -1432,4 +1475,19 @@ fn a_print_of_expressions_writes_stdout_unless_its_step_ends_in_a_handler() {
     );
     // `end=''` may print nothing.
     assert_eq!(step(&bare).body_spec("<|line|>7 0 f", false).stdout, None);
+}
+
+#[test]
+fn a_diff_carries_every_name_the_step_cannot_unbind() {
+    let source = "def f(x):\n    try:\n        y = 1 // x\n    except ZeroDivisionError as e:\n        print(e)\n        y = 0\n    return y\n";
+    let p = ProgramModel::of(source);
+    let error = "ZeroDivisionError('integer division or modulo by zero')";
+    let prev = state(&p, Event::Line, 5, "f", &[], &[("x", "0"), ("e", error)]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    // In the block, e stays; leaving it (an exception in `print`) may unbind e.
+    assert_eq!(next.body_spec("<|line|>6 0 f", false).carried, ["e", "x"]);
+    assert_eq!(next.body_spec("<|line|>7 0 f", false).carried, ["x"]);
+    // Backwards, a name bound by the statement is not there before it.
+    let back = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
+    assert!(back.body_spec("<|line|>4 0 f", false).carried.is_empty());
 }

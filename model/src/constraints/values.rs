@@ -296,10 +296,7 @@ impl NextState<'_> {
             return None;
         }
         let (names, values) = assignment(program.code(prev.line))?;
-        let value = |text: &str| {
-            let text = text.trim();
-            (!text.contains('{')).then(|| literal_or_shown(prev, text))?
-        };
+        let value = |text: &str| literal_or_shown(prev, text.trim());
         let values: Vec<String> = match names.len() {
             1 => vec![value(values)?],
             n => {
@@ -735,12 +732,17 @@ fn call_arguments(text: &str, function: &str) -> Option<Vec<String>> {
         .then(|| crate::program::lexer::split_top(&inner[..inner.len() - 1]))
 }
 
-/// `NAMES = VALUES` with plain names for targets (`a, b = ...`, `(a, b) = ...`): the
-/// names and the values' text. Not a comparison, nor a chain (`a = b = c`).
+/// `NAMES = VALUES` with plain names for targets (`a, b = ...`, `(a, b) = ...`, or one
+/// annotated name, `a: list[int] = ...`): the names and the values' text. Not a
+/// comparison, nor a chain (`a = b = c`).
 pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
     let (targets, values) = code.trim().split_once('=')?;
     if values.starts_with('=') || values.contains('=') && !values.contains("==") {
         return None;
+    }
+    if let Some((name, _annotation)) = targets.split_once(':') {
+        let name = name.trim();
+        return layout::is_name(name).then(|| (vec![name.to_string()], values));
     }
     let names: Vec<String> = unparenthesized(targets)
         .split(',')

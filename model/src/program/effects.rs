@@ -1,7 +1,8 @@
 //! Which statements can change no object: they call only builtins and methods that
 //! never mutate their arguments or receiver, pass them no function of the program, and
 //! assign only to plain names. The constraints ask it to narrow "a call may mutate any
-//! list the frame holds" to the statements that really can.
+//! list the frame holds" to the statements that really can. And which calls a
+//! statement makes whenever it runs (`unconditional_calls`).
 //!
 //! Text only: the caller checks what the text cannot say (the program defines no class,
 //! whose dunder methods a builtin could run; no value is an object whose code could run,
@@ -167,6 +168,64 @@ pub fn mutates_nothing(code: &str, defines: impl Fn(&str) -> bool) -> bool {
     assigns_plain_names(&plain)
 }
 
+/// Words that make part of a statement run only sometimes (short-circuits, conditional
+/// expressions, comprehensions, lambdas) or pause it (`yield`, `await`).
+const CONDITIONAL_WORDS: &[&str] = &[
+    "and", "or", "if", "else", "for", "lambda", "yield", "await", "async",
+];
+
+/// The names a one-line statement calls by plain name (`f(...)`, not `x.f(...)`)
+/// whenever it runs and raises nothing first: an expression statement, an assignment,
+/// a `return` or `raise`, or the condition of an `if`, `elif` or `while` line (which
+/// runs each time the line does). None where any part of it may not run (see
+/// [`CONDITIONAL_WORDS`]) or for other statements (a `for` line runs its iterable
+/// once, not each round; an `assert` its message only on failure).
+pub fn unconditional_calls(code: &str) -> Vec<String> {
+    // The code with its strings blanked: a string's words are no calls.
+    let plain: String = chars(code)
+        .map(|ch| match ch.kind {
+            Kind::Code => ch.c,
+            _ => ' ',
+        })
+        .collect();
+    let mut words = layout::words(&plain).filter(|w| !w.is_empty());
+    let first = words.next().unwrap_or("");
+    let condition = matches!(first, "if" | "elif" | "while");
+    let led = condition || matches!(first, "return" | "raise");
+    if layout::is_keyword(first) && !led {
+        return Vec::new();
+    }
+    if words.any(|w| CONDITIONAL_WORDS.contains(&w)) {
+        return Vec::new();
+    }
+    // A condition's line holds nothing after its colon (`if ok: f()` calls only
+    // sometimes); elsewhere a colon outside brackets is an annotation's.
+    let colon = code_chars(&plain)
+        .find(|&(_, c, depth)| c == ':' && depth == 0)
+        .map(|(at, _, _)| at);
+    let text = match (condition, colon) {
+        (true, Some(at)) if plain[at + 1..].trim().is_empty() => &plain[..at],
+        (true, _) => return Vec::new(),
+        (false, _) => plain.as_str(),
+    };
+    let mut called = Vec::new();
+    let mut at = 0;
+    while let Some(offset) = text[at..].find(|c| layout::is_name_char(c)) {
+        let start = at + offset;
+        let end = text[start..]
+            .find(|c| !layout::is_name_char(c))
+            .map_or(text.len(), |n| start + n);
+        let word = &text[start..end];
+        let method = text[..start].trim_end().ends_with('.');
+        let calls = text[end..].trim_start().starts_with('(');
+        if calls && !method && !layout::is_keyword(word) && !called.iter().any(|c| c == word) {
+            called.push(word.to_string());
+        }
+        at = end;
+    }
+    called
+}
+
 /// Whether the statement's assignment targets (if it assigns) are plain names: a
 /// subscript or attribute target (`d[k] = v`, `self.n += 1`) changes an object.
 fn assigns_plain_names(plain: &str) -> bool {
@@ -182,7 +241,13 @@ fn assigns_plain_names(plain: &str) -> bool {
         .map(|(at, _, _)| at)
         .last()
         .unwrap_or(0);
-    !plain[..targets_end].contains(['[', '.'])
+    let targets = &plain[..targets_end];
+    // One annotated name (`stack: list[int] = []`): the annotation is no target.
+    let annotated = code_chars(targets)
+        .find(|&(_, c, depth)| c == ':' && depth == 0)
+        .map(|(at, _, _)| targets[..at].trim())
+        .filter(|name| layout::is_name(name) && !layout::is_keyword(name));
+    annotated.is_some() || !targets.contains(['[', '.'])
 }
 
 #[cfg(test)]
@@ -207,6 +272,36 @@ mod tests {
         assert!(pure("x = xs[0] + d['k']"));
         assert!(pure("print('a(b', x == y, sep=' ')"));
         assert!(pure("total += len(xs)"));
+        assert!(pure("stack: list[int] = []"));
+    }
+
+    #[test]
+    fn calls_that_run_whenever_the_statement_does() {
+        let calls = |code| unconditional_calls(code);
+        assert_eq!(calls("d1 = direction(p3, p4, p1)"), ["direction"]);
+        assert_eq!(
+            calls("print(check(len('a b c'), {'key': 3}))"),
+            ["print", "check", "len"]
+        );
+        assert_eq!(calls("return fib(n - 1) + fib(n - 2)"), ["fib"]);
+        assert_eq!(calls("if valid(x):"), ["valid"]);
+        assert_eq!(calls("best: int = score(xs)"), ["score"]);
+        assert_eq!(calls("xs.sort(key=f)"), Vec::<String>::new());
+        assert_eq!(calls("s = 'f(x)'"), Vec::<String>::new());
+        // Parts that run only sometimes, and statements that run a call once or not.
+        for code in [
+            "x = a or f(y)",
+            "x = f(a) if ok else g(b)",
+            "ys = [f(y) for y in xs]",
+            "k = lambda: f(1)",
+            "if ok: f(x)",
+            "for x in f(y):",
+            "assert ok, f(x)",
+            "with f() as g:",
+            "def f(x=g()):",
+        ] {
+            assert!(calls(code).is_empty(), "{code}");
+        }
     }
 
     #[test]
@@ -222,5 +317,7 @@ mod tests {
         assert!(!pure("s = f'{xs.pop()}'"));
         assert!(!pure("del xs[0]"));
         assert!(!pure("v = next(it)"));
+        assert!(!pure("d[k]: int = 1"));
+        assert!(!pure("if ok: xs[0] = 1"));
     }
 }

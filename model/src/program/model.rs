@@ -96,6 +96,47 @@ impl ProgramModel {
         self.flow.can_return(line) || layout::words(text).any(|w| w == "yield")
     }
 
+    /// Whether a Step Into from `line` must go into a call (or stop where something
+    /// raises before it): its one-line statement calls, whenever it runs, a function
+    /// that runs when called (see [`effects::unconditional_calls`] and
+    /// `plain_function`).
+    pub fn surely_calls(&self, line: u32) -> bool {
+        !self.rebinds_from_afar
+            && self.flow.statement(line).len() == 1
+            && effects::unconditional_calls(self.code(line))
+                .iter()
+                .any(|name| self.plain_function(name))
+    }
+
+    /// Whether `name` is, everywhere in the program, one function whose frame starts
+    /// when it is called: a single undecorated `def` at the module's top level, not a
+    /// generator or coroutine, not a class, bound by no other line and no parameter.
+    fn plain_function(&self, name: &str) -> bool {
+        let layout = &self.layout;
+        let mut defs = layout.calls.iter().filter(|(_, f)| *f == name);
+        let (Some((&def, _)), None) = (defs.next(), defs.next()) else {
+            return false;
+        };
+        let previous_code = (1..def)
+            .rev()
+            .map(|l| self.code(l).trim())
+            .find(|c| !c.is_empty());
+        let decorated = previous_code.is_some_and(|c| c.starts_with('@'));
+        let rebound = (1..=self.lines.len() as u32)
+            .filter(|&l| l != def)
+            .any(|l| self.binds(l).contains(name));
+        let parameter = self
+            .parameters
+            .values()
+            .any(|p| p.iter().any(|n| n == name));
+        self.code(def).starts_with("def ")
+            && !decorated
+            && !rebound
+            && !parameter
+            && !layout.resumable.contains(name)
+            && !layout.classes.values().any(|c| c == name)
+    }
+
     /// Whether a `def` or `class` of the program binds `name`.
     pub fn defines(&self, name: &str) -> bool {
         let layout = &self.layout;
