@@ -38,6 +38,10 @@ pub struct CliArgs {
     /// Neural engine: check every prediction against real Python and show differences.
     #[arg(long)]
     pub verify: bool,
+    /// Neural engine: per step, try up to this many other decodes where the model was
+    /// unsure and show the likeliest (default: the engine's).
+    #[arg(long)]
+    pub search: Option<usize>,
     /// Run these `;`-separated commands without a prompt, then exit, e.g. "b 5; c; p x".
     #[arg(long)]
     pub script: Option<String>,
@@ -76,6 +80,7 @@ pub fn run(args: &CliArgs, input: impl BufRead, out: &mut impl Write) -> Result<
         kind: args.engine,
         model: args.model.clone(),
         verify: args.verify,
+        search: args.search,
     };
     let engine = engine::open(&config, &program).map_err(|e| match args.engine {
         EngineKind::Neural => format!(

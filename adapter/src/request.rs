@@ -125,6 +125,9 @@ pub struct LaunchArguments {
     /// Check each prediction against real Python.
     #[serde(default)]
     pub verify: bool,
+    /// Other decodes a neural step may try where the model was unsure.
+    #[serde(default)]
+    pub search: Option<usize>,
 }
 
 /// DAP's `Source`, as far as it is read here.

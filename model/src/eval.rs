@@ -303,7 +303,8 @@ impl SessionReport {
 
 /// Runs one session of at most `steps` Step Into requests on each program (source and
 /// optional call), traced now under Python for the truth. Each session's first miss
-/// (a wrong stop, a guess or a failed request) goes to `record`.
+/// (a wrong stop, a guess or a failed request) goes to `record`, and a failed request
+/// after it.
 pub fn sessions<M: Decoder>(
     predictor: &Predictor<M>,
     programs: &[(String, Option<String>)],
@@ -343,13 +344,13 @@ pub fn sessions<M: Decoder>(
         let mut real = Some(0usize);
         let mut matched = 0;
         let mut missed = false;
-        for _ in 0..steps {
+        for stop in 1..=steps {
             report.requests += 1;
             let step = Action::StepInto;
             let predicted = predictor.predict(&mut context, &current, &step);
             let first_miss = |written: Result<String, String>, at: Option<usize>| Sample {
                 program: report.sessions,
-                action: format!("session stop {}", matched + 1),
+                action: format!("session stop {stop}"),
                 from: where_from(&current),
                 exact: false,
                 truth: at.map_or_else(String::new, |at| {
@@ -360,9 +361,8 @@ pub fn sessions<M: Decoder>(
             let prediction = match predicted {
                 Ok(p) => p,
                 Err(error) => {
-                    if !missed {
-                        record(first_miss(Err(error.to_string()), real));
-                    }
+                    // A failed request is recorded wherever it comes (it ends the session).
+                    record(first_miss(Err(error.to_string()), real.filter(|_| !missed)));
                     report.failed += 1;
                     report.sessions_with_failure += 1;
                     missed = true;

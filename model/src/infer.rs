@@ -50,6 +50,10 @@ const MAX_STATE_TOKENS: usize = 512;
 /// guess instead.
 pub const BACK_OFFS: usize = 3;
 
+/// The debugger's default for [`Predictor::with_search`]: how many other decodes a
+/// step may try.
+pub const DEFAULT_SEARCH: usize = 0;
+
 /// How likely (among the tokens the grammar allowed) a runner-up token must be for a
 /// search to branch off there: below it, the greedy token is near certain.
 const BRANCH_LIKELIHOOD: f32 = 0.1;

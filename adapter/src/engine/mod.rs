@@ -49,6 +49,9 @@ pub struct EngineConfig {
     pub model: Option<PathBuf>,
     /// Check each neural prediction against the trace engine.
     pub verify: bool,
+    /// Neural: other decodes a step may try where the model was unsure (see
+    /// `Predictor::with_search`); `None`: [`neural_model::infer::DEFAULT_SEARCH`].
+    pub search: Option<usize>,
 }
 
 /// Open the engine `config` asks for on `program` (blocking: the trace engine runs
@@ -71,7 +74,7 @@ pub fn open_with(
         }
         EngineKind::Neural => {
             let checkpoint = config.model.clone().unwrap_or_else(neural_checkpoint);
-            open_neural(&checkpoint, program, config.verify, loaded)
+            open_neural(&checkpoint, program, config, loaded)
         }
     }
 }
@@ -102,9 +105,15 @@ pub fn neural_checkpoint() -> PathBuf {
 fn open_neural(
     checkpoint: &Path,
     program: &Program,
-    verify: bool,
+    config: &EngineConfig,
     loaded: &mut dyn FnMut(usize, usize),
 ) -> Result<Arc<dyn Engine>, String> {
+    let verify = config.verify;
+    // Each decode tried costs about one more step's time: 16 is already slow.
+    let search = config
+        .search
+        .unwrap_or(neural_model::infer::DEFAULT_SEARCH)
+        .min(16);
     if neural_model::cwm::model::speaks_cwm(checkpoint) {
         if verify {
             return Err(format!(
@@ -122,13 +131,16 @@ fn open_neural(
         let predictor = neural_model::infer::Predictor::<
             neural_model::net::Llama<neural_model::net::CudaBf16>,
         >::load_on(checkpoint, &device)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .with_search(search);
         let gpu = Some("the GPU (CUDA, bf16)".to_string());
         return Ok(Arc::new(neural::NeuralEngine::with(
             predictor, program, verify, gpu,
         )?));
     }
-    let predictor = neural_model::infer::Predictor::load(checkpoint).map_err(|e| e.to_string())?;
+    let predictor = neural_model::infer::Predictor::load(checkpoint)
+        .map_err(|e| e.to_string())?
+        .with_search(search);
     // Only a build that could have used a GPU says why it did not.
     let device = cfg!(feature = "cuda")
         .then(|| "the CPU: this build has CUDA, but no GPU answered".to_string());
@@ -141,7 +153,7 @@ fn open_neural(
 fn open_neural(
     checkpoint: &Path,
     _program: &Program,
-    _verify: bool,
+    _config: &EngineConfig,
     _loaded: &mut dyn FnMut(usize, usize),
 ) -> Result<Arc<dyn Engine>, String> {
     Err(format!(

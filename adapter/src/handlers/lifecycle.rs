@@ -106,6 +106,7 @@ pub async fn launch(
             .map_err(RequestError::failed)?,
         model: args.model.as_ref().map(PathBuf::from),
         verify: args.verify,
+        search: args.search,
     };
     if args.verify && config.kind == EngineKind::Trace {
         conn.out.output(

@@ -136,9 +136,10 @@ impl NextState<'_> {
     /// A state to show where the model gave none, for a single step: the line
     /// control flow reaches next in the same frame (forward: the first after the
     /// current one, else the first; backward: the last before it, else the last), the
-    /// variables unchanged. Forward past a frame's last line, its return (the value
-    /// unknown: `None`); from a return, the caller's next line with what it held at
-    /// the call. `None` where nothing of the kind is known.
+    /// variables unchanged. Forward past a frame's last line, or from an exception no
+    /// handler of the frame can catch, its return (the value unknown: `None`); from a
+    /// return, the caller's next line with what it held at the call. `None` where
+    /// nothing of the kind is known.
     pub fn guess(&self) -> Option<State> {
         let prev = self.prev;
         let backward = match self.action {
@@ -156,7 +157,13 @@ impl NextState<'_> {
             let frames = self.program.layout.frames_of(*line, false);
             frames.iter().any(|f| *f == holder.function)
         };
-        let lines: Vec<u32> = lines.into_iter().filter(in_frame).collect();
+        // An exception goes on to a handler of the frame, if any.
+        let handler = |line: &u32| {
+            let code = self.program.code(*line).trim_start();
+            code.starts_with("except") || code.starts_with("finally")
+        };
+        let handled = |line: &u32| prev.event != Event::Exception || handler(line);
+        let lines: Vec<u32> = lines.into_iter().filter(in_frame).filter(handled).collect();
         let line = if backward {
             let before = lines.iter().rev().find(|&&l| l < near);
             before.or(lines.last())
@@ -177,7 +184,13 @@ impl NextState<'_> {
         let returns = self.flow_lines("<|return|>");
         let ends_here =
             returns.is_some_and(|(d, lines)| d == prev.depth && lines.contains(&prev.line));
-        (!backward && prev.event == Event::Line && ends_here).then(|| State {
+        // An exception no line of the frame handles ends the frame where it was raised.
+        let ends = match prev.event {
+            Event::Line => ends_here,
+            Event::Exception => true,
+            _ => false,
+        };
+        (!backward && ends).then(|| State {
             event: Event::Return,
             value: Some("None".into()),
             stdout: String::new(),

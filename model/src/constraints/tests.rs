@@ -1113,6 +1113,18 @@ fn guess_past_a_frames_last_line_its_return() {
 }
 
 #[test]
+fn guess_an_unhandled_exception_ends_the_frame() {
+    let p = ProgramModel::of(CALLS);
+    let mut prev = line_in_add(&p, 2, &[("a", "1"), ("b", "'x'")]);
+    prev.event = Event::Exception;
+    prev.value = Some("TypeError(\"unsupported operand type(s)\")".into());
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    let guess = next.guess().expect("the frame ends where it raised");
+    assert_eq!((guess.event, guess.line), (Event::Return, 2));
+    assert_eq!(guess.value.as_deref(), Some("None"));
+}
+
+#[test]
 fn guess_none_before_a_frames_first_line() {
     let source = "def f(n):\n    if n:\n        n = 1\n";
     let p = ProgramModel::of(source);
