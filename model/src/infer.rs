@@ -761,10 +761,11 @@ impl<M: Decoder> Predictor<M> {
     /// is walked to with the model's own Step Into predictions (see [`walk`]): the
     /// first predicted `line` state on a breakpoint line, or the program's end, within
     /// [`BREAKPOINT_WALK`] steps; past that (or if a step fails), the jump is
-    /// predicted in one decode. The model is far surer of a step than of a jump, and a
-    /// breakpoint is often a few steps away. What was printed on the way is the
-    /// outcome's stdout; its probability is the product of the steps'. Every other
-    /// action is one prediction ([`Predictor::predict_one`]).
+    /// predicted in one decode. A Step Out is walked the same way with Step Over
+    /// predictions to the frame's `return`. The model is far surer of a step than of
+    /// a jump, and a breakpoint or a return is often a few steps away. What was
+    /// printed on the way is the outcome's stdout; its probability is the product of
+    /// the steps'. Every other action is one prediction ([`Predictor::predict_one`]).
     pub fn predict(
         &self,
         context: &mut ProgramContext<M>,
@@ -785,19 +786,25 @@ impl<M: Decoder> Predictor<M> {
         action: &Action,
         stops: ExceptionStops,
     ) -> Result<Prediction, PredictError> {
-        let lines = match action {
-            Action::Breakpoint(lines) => Some(lines),
-            Action::Continue if stops.any() => None,
+        let (goal, by) = match action {
+            Action::Breakpoint(lines) => (Goal::Lines(lines), Action::StepInto),
+            Action::Continue if stops.any() => (Goal::End, Action::StepInto),
             // A jump to the end that runs away (often in the stdout of a long run) is
             // walked instead, step by step, like a breakpoint that is never hit.
             Action::Continue => match self.predict_one(context, current, action) {
-                Err(PredictError::TooLong { .. } | PredictError::Malformed { .. }) => None,
+                Err(PredictError::TooLong { .. } | PredictError::Malformed { .. }) => {
+                    (Goal::End, Action::StepInto)
+                }
                 jumped => return jumped,
             },
+            // The frame's return, step by step over its lines.
+            Action::StepReturn if matches!(current.event, Event::Line | Event::Call) => {
+                (Goal::Return(current.depth), Action::StepOver)
+            }
             _ => return self.predict_one(context, current, action),
         };
-        let walked = walk(current, lines, stops, |at| {
-            let step = self.predict_one(context, at, &Action::StepInto);
+        let walked = walk(current, &goal, stops, |at| {
+            let step = self.predict_one(context, at, &by);
             // A step that fails or is a guess (the model lost its way) ends the walk.
             step.ok().filter(|step| step.guess.is_none())
         });
@@ -1299,14 +1306,25 @@ enum Walk {
     Lost,
 }
 
-/// Walk from `start` with `step` (a Step Into prediction from a state; `None`: the
-/// model lost its way) until a `line` state on one of `lines`, an exception that
-/// `stops` asks for, or the end. An exception is raised where it appears first, not
+/// Where a walk of step predictions stops (besides the program's end and the
+/// exceptions asked for).
+#[derive(Debug)]
+enum Goal<'a> {
+    /// A `line` state on one of these lines (a breakpoint's).
+    Lines(&'a std::collections::BTreeSet<u32>),
+    /// The `return` of the frame at this depth (a Step Out's).
+    Return(u32),
+    /// Only the end.
+    End,
+}
+
+/// Walk from `start` with `step` (a step prediction from a state; `None`: the model
+/// lost its way) until the `goal`, an exception that `stops` asks for, or the end. An exception is raised where it appears first, not
 /// where it reaches a caller (an `exception` one frame up from one); any other state
 /// after it means it was caught.
 fn walk(
     start: &State,
-    lines: Option<&std::collections::BTreeSet<u32>>,
+    goal: &Goal,
     stops: ExceptionStops,
     mut step: impl FnMut(&State) -> Option<Prediction>,
 ) -> Walk {
@@ -1341,7 +1359,15 @@ fn walk(
                 }
             }
         };
-        let hit = state.event == Event::Line && lines.is_some_and(|l| l.contains(&state.line));
+        // A frame left without its return: the model lost its way.
+        if matches!(goal, Goal::Return(depth) if state.depth < *depth) {
+            return Walk::Lost;
+        }
+        let hit = match goal {
+            Goal::Lines(lines) => state.event == Event::Line && lines.contains(&state.line),
+            Goal::Return(depth) => state.event == Event::Return && state.depth == *depth,
+            Goal::End => false,
+        };
         let propagated = at.event == Event::Exception && at.depth == state.depth + 1;
         let origin = state.event == Event::Exception && !propagated;
         if hit || (origin && stops.raised) {
@@ -1475,9 +1501,38 @@ mod tests {
         lines: Option<&std::collections::BTreeSet<u32>>,
         stops: ExceptionStops,
     ) -> Walk {
+        let goal = lines.map_or(Goal::End, Goal::Lines);
+        walk_to(script, &goal, stops)
+    }
+
+    fn walk_to(script: Vec<Outcome>, goal: &Goal, stops: ExceptionStops) -> Walk {
         let start = at(Event::Line, 1, 0, "").state().cloned().unwrap();
         let mut script = script.into_iter();
-        walk(&start, lines, stops, |_| script.next().map(half))
+        walk(&start, goal, stops, |_| script.next().map(half))
+    }
+
+    #[test]
+    fn a_step_out_walks_to_its_frames_return() {
+        // Over a line, through an exception, to the frame's return (not a deeper one).
+        let script = vec![
+            at(Event::Line, 2, 0, "a\n"),
+            at(Event::Exception, 3, 0, ""),
+            at(Event::Return, 3, 0, ""),
+            at(Event::Line, 9, 0, ""),
+        ];
+        let Walk::Stopped {
+            prediction, stdout, ..
+        } = walk_to(script, &Goal::Return(0), ExceptionStops::default())
+        else {
+            panic!("stops at the return")
+        };
+        let state = prediction.outcome.state().unwrap();
+        assert_eq!((state.event, state.line), (Event::Return, 3));
+        assert_eq!(stdout, "a\n");
+        // A predicted state out of the frame without its return: the model is lost.
+        let script = vec![at(Event::Line, 2, 1, ""), at(Event::Line, 9, 0, "")];
+        let start_deeper = walk_to(script, &Goal::Return(1), ExceptionStops::default());
+        assert!(matches!(start_deeper, Walk::Lost));
     }
 
     #[test]

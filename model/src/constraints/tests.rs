@@ -201,6 +201,11 @@ fn headers_a_step_into_a_line_that_surely_calls_stops_in_the_call() {
     let prev = module_line(&rebound, 6, &[("x", "5")]);
     let into = NextState::new(&rebound, &prev, None, None, &Action::StepInto);
     assert!(!into.enters_call());
+    // A docstring's words bind nothing: `>>> add(1, 2)` is text.
+    let documented = "def add(a, b):\n    \"\"\"Sum.\n\n    >>> add = 3\n    \"\"\"\n    return a + b\n\ny = add(1, 2)\n";
+    let p = ProgramModel::of(documented);
+    let prev = module_line(&p, 8, &[]);
+    assert!(NextState::new(&p, &prev, None, None, &Action::StepInto).enters_call());
 }
 
 #[test]

@@ -122,9 +122,13 @@ impl ProgramModel {
             .map(|l| self.code(l).trim())
             .find(|c| !c.is_empty());
         let decorated = previous_code.is_some_and(|c| c.starts_with('@'));
+        // What each statement binds, read from its first line (a docstring's or a
+        // call's continuation lines bind nothing; `binds` would count their words).
+        let starts = |l: &u32| self.flow.statement(*l).first() == Some(l);
         let rebound = (1..=self.lines.len() as u32)
             .filter(|&l| l != def)
-            .any(|l| self.binds(l).contains(name));
+            .filter(starts)
+            .any(|l| layout::bound_by(self.code(l)).contains(name));
         let parameter = self
             .parameters
             .values()
