@@ -2,8 +2,9 @@
 //! `output`, `id`; `input` is the comma-joined argument list of `f`).
 //!
 //! - Output mode: from the call state of `f(input)`, predict the return value, once with
-//!   step_return and once with a breakpoint jump to the `return` lines followed by a
-//!   step into the return.
+//!   step_return, once with a breakpoint jump to the `return` lines followed by a step
+//!   into the return (both one decode, as the paper measures them), and once with the
+//!   debugger's Step Out (`step_out`: walked with Step Over predictions).
 //! - Input mode: from a return state carrying `output`, predict the arguments with
 //!   inv_step_call.
 //!
@@ -90,7 +91,8 @@ fn return_lines(code: &str) -> Vec<u32> {
         .collect()
 }
 
-/// Output prediction for one sample by `method` (`step_return` or `breakpoint`).
+/// Output prediction for one sample by `method` (`step_return`, `breakpoint` or
+/// `step_out`).
 fn predict_output<M: Decoder>(
     predictor: &Predictor<M>,
     sample: &Sample,
@@ -109,6 +111,11 @@ fn predict_output<M: Decoder>(
     };
     let returned = if method == "step_return" {
         step(&start, Action::StepReturn)?
+    } else if method == "step_out" {
+        predictor
+            .predict(&mut context, &start, &Action::StepReturn)
+            .map_err(|e| e.to_string())?
+            .outcome
     } else {
         let lines = return_lines(&sample.code).into_iter().collect();
         match step(&start, Action::Breakpoint(lines))? {
@@ -203,7 +210,7 @@ pub fn run<M: Decoder>(
     progress: &indicatif::ProgressBar,
 ) -> Vec<Scored> {
     let methods: &[&str] = if mode == "output" {
-        &["step_return", "breakpoint", "baseline"]
+        &["step_return", "step_out", "breakpoint", "baseline"]
     } else {
         &["inv_step_call", "baseline"]
     };
