@@ -400,31 +400,15 @@ impl<M: Decoder> Predictor<M> {
         branches.truncate(self.search);
         let score = |d: &Decoded| d.choices.iter().sum::<f32>();
         let (mut best, mut best_score, mut best_is_last) = (None, score(&first), true);
-        for (at, token, choice) in branches {
+        for fork in branches {
             cache.truncate(start);
-            // Each branch gets its own grammar: it may write another header.
-            let grammar = Grammar::new(self, text, current, footprints, action);
-            let branched = greedy(
-                &self.model,
-                cache,
-                prompt,
-                max_new,
-                &[self.stop],
-                |so_far| match so_far.len() {
-                    n if n < at => Allowed::Only(vec![first.tokens[n]]),
-                    n if n == at => Allowed::Only(vec![token]),
-                    _ => grammar.allowed(so_far),
-                },
-            );
+            let held = (&mut *cache, text, footprints);
+            let branched = self.branch(held, current, action, (prompt, max_new), &first, fork);
             best_is_last = false;
-            let mut decoded = match branched {
+            let decoded = match branched {
                 Ok(decoded) if decoded.stopped => decoded,
                 _ => continue,
             };
-            // The forced tokens were chosen as the greedy decode chose them.
-            decoded.choices[..at].copy_from_slice(&first.choices[..at]);
-            decoded.runner_up[..at].copy_from_slice(&first.runner_up[..at]);
-            decoded.choices[at] = choice;
             if score(&decoded) > best_score {
                 best_score = score(&decoded);
                 best = Some(decoded);
@@ -443,6 +427,40 @@ impl<M: Decoder> Predictor<M> {
             self.model.extend(&read, cache)?;
         }
         Ok(chosen)
+    }
+
+    /// A decode read after `prompt` from the cache's end that writes `first`'s tokens
+    /// up to position `at`, `token` there (chosen with log-probability `choice`
+    /// among the allowed), then greedily what the grammar allows. Its choices and
+    /// runner-ups up to `at` are `first`'s.
+    fn branch(
+        &self,
+        (cache, text, footprints): (&mut M::Cache, &ProgramModel, &Footprints),
+        current: &State,
+        action: &Action,
+        (prompt, max_new): (&[u32], usize),
+        first: &Decoded,
+        (at, token, choice): (usize, u32, f32),
+    ) -> Result<Decoded, PredictError> {
+        // Each branch gets its own grammar: it may write another header.
+        let grammar = Grammar::new(self, text, current, footprints, action);
+        let mut decoded = greedy(
+            &self.model,
+            cache,
+            prompt,
+            max_new,
+            &[self.stop],
+            |so_far| match so_far.len() {
+                n if n < at => Allowed::Only(vec![first.tokens[n]]),
+                n if n == at => Allowed::Only(vec![token]),
+                _ => grammar.allowed(so_far),
+            },
+        )?;
+        // The forced tokens were chosen as the first decode chose them.
+        decoded.choices[..at].copy_from_slice(&first.choices[..at]);
+        decoded.runner_up[..at].copy_from_slice(&first.runner_up[..at]);
+        decoded.choices[at] = choice;
+        Ok(decoded)
     }
 
     /// Up to `count` different predictions of what `action` at `current` leads to,
@@ -476,24 +494,11 @@ impl<M: Decoder> Predictor<M> {
         // Twice as many branches as wanted: some end where another did, some run away.
         for &(_, at, token, choice) in branches.iter().take(2 * count.saturating_sub(1)) {
             context.cache.truncate(start);
-            // Each branch gets its own grammar: it may write another header.
-            let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
-            let branched = greedy(
-                &self.model,
-                &mut context.cache,
-                &prompt,
-                max_new,
-                &[self.stop],
-                |so_far| match so_far.len() {
-                    n if n < at => Allowed::Only(vec![first.tokens[n]]),
-                    n if n == at => Allowed::Only(vec![token]),
-                    _ => grammar.allowed(so_far),
-                },
-            );
-            if let Ok(mut decoded) = branched {
-                // The forced tokens were chosen as the first decode chose them.
-                decoded.choices[..at].copy_from_slice(&first.choices[..at]);
-                decoded.choices[at] = choice;
+            let held = (&mut context.cache, &context.text, &context.footprints);
+            let step = (prompt.as_slice(), max_new);
+            if let Ok(decoded) =
+                self.branch(held, current, action, step, &first, (at, token, choice))
+            {
                 decodes.push(decoded);
             }
         }
@@ -1531,8 +1536,8 @@ mod tests {
         assert_eq!(stdout, "a\n");
         // A predicted state out of the frame without its return: the model is lost.
         let script = vec![at(Event::Line, 2, 1, ""), at(Event::Line, 9, 0, "")];
-        let start_deeper = walk_to(script, &Goal::Return(1), ExceptionStops::default());
-        assert!(matches!(start_deeper, Walk::Lost));
+        let left = walk_to(script, &Goal::Return(1), ExceptionStops::default());
+        assert!(matches!(left, Walk::Lost));
     }
 
     #[test]

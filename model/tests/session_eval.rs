@@ -18,7 +18,12 @@ fn a_session_counts_the_stops_that_match_before_the_first_miss() {
     let predictor = Predictor::load(&root.join("weights/test")).unwrap();
     let steps = 12;
     let progress = indicatif::ProgressBar::hidden();
-    let report = sessions(&predictor, &[(SOURCE.to_string(), None)], steps, &progress).unwrap();
+    let mut misses = Vec::new();
+    let program = [(SOURCE.to_string(), None)];
+    let report = sessions(&predictor, &program, steps, &progress, |miss| {
+        misses.push(miss)
+    })
+    .unwrap();
     assert_eq!(report.sessions, 1);
     assert!(report.requests >= 1 && report.requests <= steps);
 
@@ -58,4 +63,8 @@ fn a_session_counts_the_stops_that_match_before_the_first_miss() {
     assert_eq!(report.matched, vec![matched]);
     assert_eq!(report.requests, requests);
     assert_eq!(report.all_matched, usize::from(!missed));
+    // The first miss is recorded, at the stop after the last that matched.
+    let first = misses.first().map(|m| m.action.clone());
+    let expected = missed.then(|| format!("session stop {}", matched + 1));
+    assert_eq!(first, expected);
 }

@@ -210,7 +210,7 @@ pub fn unconditional_calls(code: &str) -> Vec<String> {
     };
     let mut called = Vec::new();
     let mut at = 0;
-    while let Some(offset) = text[at..].find(|c| layout::is_name_char(c)) {
+    while let Some(offset) = text[at..].find(layout::is_name_char) {
         let start = at + offset;
         let end = text[start..]
             .find(|c| !layout::is_name_char(c))
