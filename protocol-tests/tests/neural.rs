@@ -209,6 +209,25 @@ fn steps_stop_or_are_refused_clearly_and_predicted_stops_show_the_prediction() {
 }
 
 #[test]
+fn a_launch_with_search_steps_in_over_and_out() {
+    // Each step also tries other decodes; Step Out walks with Step Over predictions.
+    let mut client = launch(&program("nested.py"), json!({ "search": 2 }));
+    let mut predicted = 0;
+    for command in ["stepIn", "next", "stepIn", "stepOut"] {
+        match try_step(&mut client, command) {
+            Stepped::Stopped(stopped) => {
+                predicted += 1;
+                check_predicted_stop(&mut client, &stopped);
+            }
+            Stepped::Refused(_) => {}
+            Stepped::Ended => break,
+        }
+    }
+    client.finish();
+    assert!(predicted > 0, "no step was predicted with search on");
+}
+
+#[test]
 fn step_back_returns_to_exactly_the_earlier_stop_and_prints_nothing_again() {
     // A next between two statements of one frame is remembered both ways: stepBack
     // and next again are answered from history, whatever the model says.

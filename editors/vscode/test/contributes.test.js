@@ -12,7 +12,7 @@ const manifest = require(path.join(root, 'package.json'));
 const extPointSchema = require(path.join(root, 'schema', 'debug-contributions.schema.json'));
 
 // The launch arguments neural-dap reads (adapter issue); each must be declared.
-const ADAPTER_LAUNCH_ARGS = ['program', 'engine', 'stopOnEntry', 'call', 'args', 'cwd', 'model', 'verify'];
+const ADAPTER_LAUNCH_ARGS = ['program', 'engine', 'stopOnEntry', 'call', 'args', 'cwd', 'model', 'verify', 'search'];
 // Keys VS Code itself adds to every configuration.
 const VSCODE_CONFIG_KEYS = { type: { const: 'neural' }, request: { const: 'launch' }, name: { type: 'string', minLength: 1 } };
 
