@@ -15,7 +15,8 @@ use crate::constraints::{value_of, Bindings, BodyRules, NextState};
 use crate::grammar::{Body, BodySpec};
 use crate::language::{self, parse_outcome, render_action, render_outcome, ParseError};
 use crate::net::{
-    greedy, load_checkpoint, Allowed, CpuModel, DecodeCache, Decoded, Decoder, Llama, LlamaConfig,
+    greedy, greedy_above, load_checkpoint, Allowed, CpuModel, DecodeCache, Decoded, Decoder, Llama,
+    LlamaConfig,
 };
 use crate::program::ProgramModel;
 use crate::state::{Event, State};
@@ -403,7 +404,9 @@ impl<M: Decoder> Predictor<M> {
         for fork in branches {
             cache.truncate(start);
             let held = (&mut *cache, text, footprints);
-            let branched = self.branch(held, current, action, (prompt, max_new), &first, fork);
+            // A branch less likely than the best so far is given up as soon as it is.
+            let step = (prompt, max_new);
+            let branched = self.branch(held, current, action, step, &first, fork, best_score);
             best_is_last = false;
             let decoded = match branched {
                 Ok(decoded) if decoded.stopped => decoded,
@@ -431,8 +434,10 @@ impl<M: Decoder> Predictor<M> {
 
     /// A decode read after `prompt` from the cache's end that writes `first`'s tokens
     /// up to position `at`, `token` there (chosen with log-probability `choice`
-    /// among the allowed), then greedily what the grammar allows. Its choices and
-    /// runner-ups up to `at` are `first`'s.
+    /// among the allowed), then greedily what the grammar allows; given up (not
+    /// `stopped`) once its choices' log-probability falls below `floor`. Its choices
+    /// and runner-ups up to `at` are `first`'s.
+    #[allow(clippy::too_many_arguments)]
     fn branch(
         &self,
         (cache, text, footprints): (&mut M::Cache, &ProgramModel, &Footprints),
@@ -441,21 +446,40 @@ impl<M: Decoder> Predictor<M> {
         (prompt, max_new): (&[u32], usize),
         first: &Decoded,
         (at, token, choice): (usize, u32, f32),
+        floor: f32,
     ) -> Result<Decoded, PredictError> {
         // Each branch gets its own grammar: it may write another header.
         let grammar = Grammar::new(self, text, current, footprints, action);
-        let mut decoded = greedy(
+        // The decode counts the forced tokens as sure: the floor discounts them. A
+        // branch already below the floor where it forks is not decoded at all.
+        let forced: f32 = first.choices[..at].iter().sum::<f32>() + choice;
+        if forced < floor {
+            return Ok(Decoded {
+                tokens: Vec::new(),
+                logprobs: Vec::new(),
+                choices: Vec::new(),
+                runner_up: Vec::new(),
+                stopped: false,
+            });
+        }
+        let mut decoded = greedy_above(
             &self.model,
             cache,
             prompt,
             max_new,
             &[self.stop],
+            floor - forced,
             |so_far| match so_far.len() {
                 n if n < at => Allowed::Only(vec![first.tokens[n]]),
                 n if n == at => Allowed::Only(vec![token]),
                 _ => grammar.allowed(so_far),
             },
         )?;
+        // Given up before its own token: nothing of it is the first decode's to patch.
+        if decoded.tokens.len() <= at {
+            decoded.stopped = false;
+            return Ok(decoded);
+        }
         // The forced tokens were chosen as the first decode chose them.
         decoded.choices[..at].copy_from_slice(&first.choices[..at]);
         decoded.runner_up[..at].copy_from_slice(&first.runner_up[..at]);
@@ -496,9 +520,8 @@ impl<M: Decoder> Predictor<M> {
             context.cache.truncate(start);
             let held = (&mut context.cache, &context.text, &context.footprints);
             let step = (prompt.as_slice(), max_new);
-            if let Ok(decoded) =
-                self.branch(held, current, action, step, &first, (at, token, choice))
-            {
+            let (fork, every) = ((at, token, choice), f32::NEG_INFINITY);
+            if let Ok(decoded) = self.branch(held, current, action, step, &first, fork, every) {
                 decodes.push(decoded);
             }
         }

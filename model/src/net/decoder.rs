@@ -293,6 +293,33 @@ mod tests {
     }
 
     #[test]
+    fn a_decode_below_its_floor_is_given_up_where_it_falls_below() {
+        let model = tiny();
+        let prompt = [7u32, 3, 9];
+        let full = greedy(&model, &mut KvCache::new(), &prompt, 12, &[], |_| {
+            Allowed::Any
+        })
+        .unwrap();
+        // Free choices among all 64 tokens: each lowers the sum of the choices.
+        let sums: Vec<f32> = full
+            .choices
+            .iter()
+            .scan(0.0, |sum, c| {
+                *sum += c;
+                Some(*sum)
+            })
+            .collect();
+        let floor = (sums[4] + sums[5]) / 2.0;
+        let cut =
+            crate::net::greedy_above(&model, &mut KvCache::new(), &prompt, 12, &[], floor, |_| {
+                Allowed::Any
+            })
+            .unwrap();
+        assert!(!cut.stopped);
+        assert_eq!(cut.tokens, full.tokens[..6]);
+    }
+
+    #[test]
     fn forced_tokens_are_batched_without_changing_the_result() {
         let model = tiny();
         // Forces runs of two or three tokens, with free choices in between.

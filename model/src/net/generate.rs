@@ -61,6 +61,29 @@ pub fn greedy<M: Decoder>(
     prompt: &[u32],
     max_new: usize,
     stop: &[u32],
+    constraint: impl FnMut(&[u32]) -> Allowed,
+) -> Result<Decoded, Error> {
+    greedy_above(
+        model,
+        cache,
+        prompt,
+        max_new,
+        stop,
+        f32::NEG_INFINITY,
+        constraint,
+    )
+}
+
+/// [`greedy`], given up (not `stopped`) as soon as the sum of its choices' log-
+/// probabilities falls below `floor`: a search's branch that can no longer beat the
+/// likeliest prediction found (each choice only lowers the sum).
+pub fn greedy_above<M: Decoder>(
+    model: &M,
+    cache: &mut M::Cache,
+    prompt: &[u32],
+    max_new: usize,
+    stop: &[u32],
+    floor: f32,
     mut constraint: impl FnMut(&[u32]) -> Allowed,
 ) -> Result<Decoded, Error> {
     let mut run = Run {
@@ -83,6 +106,7 @@ pub fn greedy<M: Decoder>(
         });
     }
     run.next = model.extend(prompt, run.cache)?;
+    let mut chosen = 0.0f32;
     let stopped = loop {
         let allowed = constraint(&run.tokens);
         match &allowed {
@@ -108,9 +132,13 @@ pub fn greedy<M: Decoder>(
                     .push(runner_up(&run.next, &allowed, token, among));
             }
         }
+        chosen += run.choices.last().copied().unwrap_or(0.0);
         let last = *run.tokens.last().expect("a token was just pushed");
         if stop.contains(&last) {
             break true;
+        }
+        if chosen < floor {
+            break false;
         }
         if run.tokens.len() == max_new {
             break false;

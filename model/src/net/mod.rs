@@ -34,7 +34,7 @@ pub use config::LlamaConfig;
 pub use decode::{CpuCache, CpuModel, DecodeCache, Decoder};
 pub use decoder::Llama;
 pub use fast::{FastLlama, WeightFormat};
-pub use generate::{greedy, Allowed, Decoded};
+pub use generate::{greedy, greedy_above, Allowed, Decoded};
 pub use train_step::{StepStats, TrainBatch, Trainer, TrainerConfig};
 
 /// The CPU backend (burn-flex: SIMD kernels, `gemm` matmul, rayon threads).
