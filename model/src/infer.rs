@@ -454,13 +454,7 @@ impl<M: Decoder> Predictor<M> {
         // branch already below the floor where it forks is not decoded at all.
         let forced: f32 = first.choices[..at].iter().sum::<f32>() + choice;
         if forced < floor {
-            return Ok(Decoded {
-                tokens: Vec::new(),
-                logprobs: Vec::new(),
-                choices: Vec::new(),
-                runner_up: Vec::new(),
-                stopped: false,
-            });
+            return Ok(Decoded::default());
         }
         let mut decoded = greedy_above(
             &self.model,

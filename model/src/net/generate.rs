@@ -12,7 +12,7 @@ pub enum Allowed {
 
 /// The tokens decoded and the model's log-probability of each (natural log, over the
 /// whole vocabulary, so the sum is the log-probability of the whole prediction).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decoded {
     pub tokens: Vec<u32>,
     pub logprobs: Vec<f32>,
@@ -97,13 +97,7 @@ pub fn greedy_above<M: Decoder>(
         next: Vec::new(),
     };
     if max_new == 0 {
-        return Ok(Decoded {
-            tokens: Vec::new(),
-            logprobs: Vec::new(),
-            choices: Vec::new(),
-            runner_up: Vec::new(),
-            stopped: false,
-        });
+        return Ok(Decoded::default());
     }
     run.next = model.extend(prompt, run.cache)?;
     let mut chosen = 0.0f32;
