@@ -28,6 +28,9 @@ pub struct ProgramModel {
     /// Some line removes, inserts, reorders or deletes items (`pop`, `sort`, `del`, ...):
     /// a list may change under a loop other than by appending.
     pub reorders_lists: bool,
+    /// The functions whose frame surely starts when called by name (see
+    /// `plain_function`), worked out once: steps ask at every line.
+    plain_functions: BTreeSet<String>,
 }
 
 impl ProgramModel {
@@ -36,7 +39,7 @@ impl ProgramModel {
         let lines: Vec<String> = source.lines().map(|l| l.trim_end().to_string()).collect();
         let layout = Layout::of(source);
         let parameters = layout.parameters(source);
-        ProgramModel {
+        let mut model = ProgramModel {
             lines,
             frame_names: layout.frame_names(source, &parameters),
             called_from_afar: layout::called_from_afar(source, &layout),
@@ -64,7 +67,13 @@ impl ProgramModel {
                     )
                 })
             }),
-        }
+            plain_functions: BTreeSet::new(),
+        };
+        model.plain_functions = (model.layout.calls.values())
+            .filter(|f| model.plain_function(f))
+            .cloned()
+            .collect();
+        model
     }
 
     /// Line `line`'s code, without a trailing comment (empty past the end).
@@ -105,7 +114,7 @@ impl ProgramModel {
             && self.flow.statement(line).len() == 1
             && effects::unconditional_calls(self.code(line))
                 .iter()
-                .any(|name| self.plain_function(name))
+                .any(|name| self.plain_functions.contains(name))
     }
 
     /// Whether `name` is, everywhere in the program, one function whose frame starts
