@@ -430,8 +430,8 @@ pub fn check_grammar<M: Decoder>(
                 predictor.grammar_admits(&context, current, &footprints, action, truth)
             {
                 refused.push(format!(
-                    "episode {index} ({}) {action}: {why}",
-                    episode.origin
+                    "episode {index} ({}) {action} from {} {} {}: {why}",
+                    episode.origin, current.event, current.line, current.function
                 ));
             }
             let Some(state) = truth.state() else {

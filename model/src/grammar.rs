@@ -57,6 +57,10 @@ pub struct BodySpec {
     /// Whether the state writes stdout: `Some(true)` it must (a step over a `print`),
     /// `Some(false)` it cannot (a step that prints nothing), `None` either.
     pub stdout: Option<bool>,
+    /// Whether the state writes globals: `Some(true)` it must, `Some(false)` it
+    /// cannot (a call's globals are known, see `NextState::callee_globals`), `None`
+    /// either.
+    pub globals: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,11 +239,12 @@ impl<'a> Body<'a> {
     pub fn sections(&self) -> Vec<&'static str> {
         let valued = self.spec.valued && self.part != Part::ExitMessage;
         let value_pending = valued && self.next_section < 2;
+        let globals_pending = self.spec.globals == Some(true) && self.next_section < 1;
         (self.next_section..3)
             .filter(|&i| match i {
-                1 => valued,
-                2 => !value_pending && self.spec.stdout != Some(false),
-                _ => true,
+                0 => self.spec.globals != Some(false),
+                1 => valued && !globals_pending,
+                _ => !value_pending && !globals_pending && self.spec.stdout != Some(false),
             })
             .map(|i| SECTIONS[i])
             .collect()
@@ -251,7 +256,9 @@ impl<'a> Body<'a> {
         let state = self.part != Part::ExitMessage;
         let value_pending = self.spec.valued && state && self.next_section < 2;
         let stdout_pending = self.spec.stdout == Some(true) && state && self.next_section < 3;
-        self.mode == Mode::PartDone && !value_pending && !stdout_pending && self.begun.is_empty()
+        let globals_pending = self.spec.globals == Some(true) && state && self.next_section < 1;
+        let pending = value_pending || stdout_pending || globals_pending;
+        self.mode == Mode::PartDone && !pending && self.begun.is_empty()
     }
 
     /// Inside an ordinary JSON string (not an escape, not the `..` marker): how many
@@ -513,6 +520,7 @@ mod tests {
             changeable: None,
             carried: Vec::new(),
             stdout: None,
+            globals: None,
         }
     }
 
@@ -719,6 +727,27 @@ mod tests {
         };
         assert!(accepts(&never, "{}"));
         assert!(!accepts(&never, "{}\n<|stdout|>"));
+    }
+
+    #[test]
+    fn globals_come_where_they_must_and_never_where_they_cannot() {
+        let must = BodySpec {
+            globals: Some(true),
+            valued: true,
+            ..spec(false, false)
+        };
+        let mut body = Body::state(&must);
+        assert!(body.push_text("{}"));
+        assert!(!body.can_end(), "known globals are written");
+        assert!(!body.clone().push_text("\n<|value|>"), "and first");
+        assert!(body.push_text("\n<|globals|>{\"LIMIT\":\"1\"}\n<|value|>\"2\""));
+        assert!(body.can_end());
+        let never = BodySpec {
+            globals: Some(false),
+            ..spec(false, false)
+        };
+        assert!(accepts(&never, "{}"));
+        assert!(!accepts(&never, "{}\n<|globals|>"));
     }
 
     #[test]

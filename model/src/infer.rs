@@ -1128,6 +1128,12 @@ impl<'a, M: Decoder> Grammar<'a, M> {
             Some(bindings) => self.values_begun_right(allowed, rest, bindings),
             None => allowed,
         };
+        if let (Some(at), Some(expected)) = (rest.rfind(language::GLOBALS), &rules.globals) {
+            let globals = &rest[at + language::GLOBALS.len()..];
+            if globals.len() < expected.len() {
+                return self.only_toward(allowed, bytes_of(globals), &[expected]);
+            }
+        }
         if let Some(at) = rest.rfind(language::STDOUT) {
             if let Some(printed) = &rules.printed {
                 let stdout = &rest[at + language::STDOUT.len()..];

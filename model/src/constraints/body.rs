@@ -130,6 +130,7 @@ impl NextState<'_> {
             ordered: fresh_call,
             required,
             stdout: self.stdout_written(header),
+            globals: self.callee_globals(header).map(|g| g != "{}"),
         }
     }
 

@@ -109,6 +109,9 @@ pub struct BodyRules {
     /// The exact text the locals begin with: a call binds its arguments
     /// ([`NextState::bound_arguments`]).
     pub arguments: Option<String>,
+    /// The exact text of the globals, where a call's are the caller's
+    /// ([`NextState::callee_globals`]).
+    pub globals: Option<String>,
     /// Per name, the values it may take ([`NextState::bindings`], else
     /// [`NextState::kept`]; with full locals, also what the step cannot change).
     pub values: Option<Bindings>,
@@ -125,6 +128,7 @@ impl NextState<'_> {
         BodyRules {
             spec: self.body_spec(header, at_start),
             arguments: self.bound_arguments(header),
+            globals: self.callee_globals(header),
             values: self.values(header, at_start),
             printed: self.printed_by_step(header).cloned(),
             returned: self.returned(header),

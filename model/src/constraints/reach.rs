@@ -153,8 +153,8 @@ impl NextState<'_> {
                 if *self.action == Action::StepReturn && event == "<|return|>" =>
             {
                 let program = self.program;
-                let lines = (1..=program.lines.len() as u32)
-                    .filter(|&l| program.layout.scope.get(l as usize - 1) == Some(&prev.function))
+                let lines = program
+                    .frame_lines(&prev.function)
                     .filter(|&l| program.ends_frame(l))
                     .collect();
                 Some((here, lines))

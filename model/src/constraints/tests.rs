@@ -729,6 +729,69 @@ fn bound_arguments_only_for_a_step_into() {
     assert_eq!(next.bound_arguments("<|call|>1 1 add"), None);
 }
 
+// --- callee_globals: a fresh call's globals are the caller's
+
+#[test]
+fn callee_globals_from_the_module_are_its_locals() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 6, &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        next.callee_globals("<|call|>1 1 add").as_deref(),
+        Some(r#"{"x":"5"}"#)
+    );
+}
+
+#[test]
+fn callee_globals_from_a_function_are_its_globals() {
+    let source = "LIMIT = 3\n\ndef inner(v):\n    return v\n\ndef outer(xs):\n    return inner(len(sorted(xs)))\n\nouter([2, 1])\n";
+    let p = ProgramModel::of(source);
+    let mut prev = state(&p, Event::Line, 7, "outer", &[("<module>", 9)], &[("xs", "[2, 1]")]);
+    prev.globals.insert("LIMIT".into(), "3".into());
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        next.callee_globals("<|call|>3 2 inner").as_deref(),
+        Some(r#"{"LIMIT":"3"}"#),
+        "len and sorted change nothing"
+    );
+}
+
+#[test]
+fn callee_globals_none_where_a_method_or_a_call_ran_first() {
+    let source = "def add(a, b):\n    return a + b\n\nxs = [5]\ny = add(xs.pop(), 2)\nz = g(1) + add(1, 2)\nw = print(add(1, 2))\n";
+    let p = ProgramModel::of(source);
+    let prev = module_line(&p, 5, &[("xs", "[5]")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.callee_globals("<|call|>1 1 add"), None, "pop ran first");
+    let prev = module_line(&p, 6, &[("xs", "[5]")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.callee_globals("<|call|>1 1 add"), None, "g ran first");
+    let prev = module_line(&p, 7, &[("xs", "[5]")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        next.callee_globals("<|call|>1 1 add").as_deref(),
+        Some(r#"{"xs":"[5]"}"#),
+        "print runs after the call"
+    );
+}
+
+#[test]
+fn callee_globals_only_for_a_step_into_a_fresh_call() {
+    let p = ProgramModel::of(CALLS);
+    let prev = module_line(&p, 6, &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.callee_globals("<|call|>1 1 add"), None);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.callee_globals("<|line|>2 1 add"), None);
+}
+
+#[test]
+fn completed_calls_are_those_closed_before_the_site() {
+    assert_eq!(super::values::completed_calls("y = print(len(xs), "), vec!["len"]);
+    assert_eq!(super::values::completed_calls("q.pop() + f(1)(2) + "), vec![".pop", "f", ")"]);
+    assert!(super::values::completed_calls("total = (a + b) * ").is_empty());
+}
+
 // --- returned_value: what a `return` line gives
 
 #[test]

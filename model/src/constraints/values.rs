@@ -219,12 +219,24 @@ impl NextState<'_> {
 
     /// Whether a call from `caller`'s line may change a mutable value of its locals:
     /// its statement names one (passing it, or a method of it, or an object that may
-    /// hold it; `super()` names `self`), or the caller is the module (its names are every function's globals),
-    /// or it defines a function, lambda or class that could close over its locals.
+    /// hold it; `super()` names `self`), or the caller is the module (its names are
+    /// every function's globals) or a nested function (its free variables are any
+    /// call's to reach), or it defines a function, lambda or class that could close
+    /// over its locals.
     /// A value reached only through some global's reference is not looked for.
     fn call_reaches_mutables(&self, caller: &crate::State) -> bool {
         let program = self.program;
         if caller.function == "<module>" {
+            return true;
+        }
+        // A nested function's free variables are shared with every call that reaches
+        // them (a recursive call of itself, a sibling closure).
+        let nested = program
+            .layout
+            .calls
+            .iter()
+            .any(|(line, f)| *f == caller.function && !program.closes_over_nothing(*line));
+        if nested {
             return true;
         }
         let mutable: BTreeSet<&str> = caller
@@ -524,31 +536,22 @@ impl NextState<'_> {
         })
     }
 
-    /// The locals a call's state must begin with when the current line calls that
-    /// function once, with arguments that are literals or names of values the current
-    /// state shows (a method's receiver too): bound to the parameters as Python binds
-    /// them, as the JSON text of the locals. `None` where the line is not that plain (a
-    /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
-    /// more than its parameters, a decorator may wrap the function).
-    pub fn bound_arguments(&self, header: &str) -> Option<String> {
+    /// Where the current line's statement calls the function that the state `header`
+    /// begins a fresh call of (a Step Into from a line), if it does so at one site:
+    /// the statement's text (comments cut) and the site. `None` where the statement
+    /// could rebind a name first (a comprehension, a lambda, `:=`).
+    fn call_site(&self, header: &str) -> Option<CallSite> {
         let prev = self.prev;
         let fields: Vec<&str> = header.strip_prefix("<|call|>")?.split(' ').collect();
         let line: u32 = fields.first()?.parse().ok()?;
         let depth: u32 = fields.get(1)?.parse().ok()?;
         let function = *fields.get(2)?;
         let program = self.program;
-        let layout = &program.layout;
         let fresh = *self.action == Action::StepInto
             && prev.event == Event::Line
             && depth == prev.depth + 1
-            && layout.calls.get(&line).is_some_and(|f| f == function);
-        let def_text = program.lines.get(line as usize - 1)?.trim_start();
-        if !fresh || def_text.starts_with('@') {
-            return None;
-        }
-        let owner = layout.scope.get(line as usize - 1)?;
-        let method = layout.classes.values().any(|class| class == owner);
-        if owner != "<module>" && !method {
+            && program.layout.calls.get(&line).is_some_and(|f| f == function);
+        if !fresh {
             return None;
         }
         let code: String = program
@@ -575,11 +578,41 @@ impl NextState<'_> {
             })
             .collect();
         let [at] = sites[..] else { return None };
+        let args_start = at + pattern.len();
+        let args_end = args_start + closing_bracket(&code[args_start..])?;
+        Some(CallSite {
+            line,
+            code,
+            at,
+            args: args_start..args_end,
+        })
+    }
+
+    /// The locals a call's state must begin with when the current line calls that
+    /// function once, with arguments that are literals or names of values the current
+    /// state shows (a method's receiver too): bound to the parameters as Python binds
+    /// them, as the JSON text of the locals. `None` where the line is not that plain (a
+    /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
+    /// more than its parameters, a decorator may wrap the function).
+    pub fn bound_arguments(&self, header: &str) -> Option<String> {
+        let prev = self.prev;
+        let program = self.program;
+        let layout = &program.layout;
+        let site = self.call_site(header)?;
+        let def_text = program.lines.get(site.line as usize - 1)?.trim_start();
+        if def_text.starts_with('@') {
+            return None;
+        }
+        let owner = layout.scope.get(site.line as usize - 1)?;
+        let method = layout.classes.values().any(|class| class == owner);
+        if owner != "<module>" && !method {
+            return None;
+        }
         let value = |name: &str| {
             let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
             is_name.then(|| shown_value(prev, name)).flatten()
         };
-        let before = &code[..at];
+        let before = &site.code[..site.at];
         let receiver = match before.strip_suffix('.') {
             Some(object) if method => {
                 let name = layout::trailing_name(object);
@@ -592,16 +625,49 @@ impl NextState<'_> {
             None if !method => None,
             _ => return None,
         };
-        let args_start = at + pattern.len();
-        let args_len = closing_bracket(&code[args_start..])?;
         let locals = crate::entry::bind_call(
             &program.lines.join("\n"),
-            line,
+            site.line,
             receiver.as_deref(),
-            &code[args_start..args_start + args_len],
+            &site.code[site.args.clone()],
             &value,
         )?;
         Some(serde_json::to_value(&locals).ok()?.to_string())
+    }
+
+    /// The globals a fresh call's state shows, where nothing the statement runs before
+    /// the call can have changed them: the caller's (the module's locals, when the
+    /// caller is the module). Any code of the program run first would have been a call
+    /// of its own, where Step Into stops instead, so only builtins run before it: what
+    /// the statement completes before the call (its text before the call site, where a
+    /// bracket closes, and the call's arguments) calls nothing but builtins that change
+    /// no object (`len`, `sorted`, ...; no method, no `next`, `setattr`), and subscripts
+    /// no `defaultdict`, which a read changes. As the JSON text of the globals; `None`
+    /// where that is not so plain.
+    pub fn callee_globals(&self, header: &str) -> Option<String> {
+        let prev = self.prev;
+        let site = self.call_site(header)?;
+        let globals = match prev.function.as_str() {
+            "<module>" => &prev.locals,
+            _ => &prev.globals,
+        };
+        // Calls the statement completes before the site, then those in its arguments
+        // (a call enclosing the site runs after the call returns).
+        let before = &site.code[..site.at];
+        let completed = completed_calls(before)
+            .into_iter()
+            .chain(completed_calls(&site.code[site.args.clone()]));
+        for callee in completed {
+            if !PURE_BUILTINS.contains(&callee) {
+                return None;
+            }
+        }
+        let reads_defaultdict = globals.values().any(|v| v.starts_with("defaultdict("))
+            && site.code[..site.args.end].contains('[');
+        if reads_defaultdict {
+            return None;
+        }
+        Some(serde_json::to_value(globals).ok()?.to_string())
     }
 
     /// The value a `return` state must carry when its line says it outright:
@@ -718,6 +784,55 @@ fn keeping(state: &crate::State, keeps: impl Fn(&str, &str) -> bool) -> Bindings
         written_on: None,
         continues: None,
     }
+}
+
+/// Where a statement calls a function (see [`NextState::call_site`]).
+struct CallSite {
+    /// The function's `def` line.
+    line: u32,
+    /// The statement's text, comments cut.
+    code: String,
+    /// Where the call's name begins in `code`.
+    at: usize,
+    /// The text between the call's brackets.
+    args: std::ops::Range<usize>,
+}
+
+/// Builtins that change no object and run no code of the program on their own
+/// (a `key=` function of the program would be a call of its own).
+const PURE_BUILTINS: &[&str] = &[
+    "abs", "all", "any", "bool", "chr", "dict", "divmod", "enumerate", "float", "frozenset",
+    "hex", "int", "isinstance", "len", "list", "max", "min", "oct", "ord", "pow", "range",
+    "repr", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip",
+];
+
+/// The callees of the calls that `text` (a prefix of a statement, or an argument list)
+/// opens and closes: a name (`len`), or for a method or a call of anything else, a
+/// text that names no builtin (`.append`, `)`), so that it counts as not pure.
+pub(super) fn completed_calls(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut calls = Vec::new();
+    for (at, _) in text.match_indices('(') {
+        if closing_bracket(&text[at + 1..]).is_none() {
+            continue; // encloses what follows: it runs later
+        }
+        let before = &text[..at];
+        let name = layout::trailing_name(before);
+        let start = at - name.len();
+        let callee = if name.is_empty() {
+            // `(a + b)` groups; `f(x)(y)` and `xs[0](y)` call what a bracket gave.
+            match before.trim_end().chars().next_back() {
+                Some(')' | ']') => ")",
+                _ => continue,
+            }
+        } else if start > 0 && bytes[start - 1] == b'.' {
+            &text[start - 1..at]
+        } else {
+            name
+        };
+        calls.push(callee);
+    }
+    calls
 }
 
 /// The line of a state's header (`<|line|>3 1 f`).

@@ -274,7 +274,7 @@ fn statements(source: &str) -> Vec<Statement> {
 /// Where a compound statement's header ends: its first `:` outside brackets, strings
 /// and comments (a lambda's colon sits inside brackets in all but odd code). A header
 /// may span lines, with comments on them (`def f(\n    a,  # first\n):`).
-fn header_colon(text: &str) -> Option<usize> {
+pub(crate) fn header_colon(text: &str) -> Option<usize> {
     chars(text)
         .filter(|ch| ch.kind == Kind::Code)
         .find(|ch| ch.c == ':' && ch.depth == 0 && !text[ch.at + 1..].starts_with('='))
@@ -502,10 +502,16 @@ impl Walk<'_> {
             next.extend(first.iter().copied());
             first.extend(self.lines(definition));
         }
+        // A one-line function (`def f(x): return x`) runs its body on its `def` line,
+        // so a line event there may be followed by the function's return.
+        let inline_def = head.inline.is_some() && head.keyword == Keyword::Def;
         for &i in group {
             let mut next = next.clone();
             if unit.len() == 1 {
                 next.remove(&self.statements[i].first);
+            }
+            if inline_def && i == definition {
+                next.insert(END);
             }
             self.add(i, &next);
         }

@@ -47,6 +47,9 @@ pub struct Layout {
     /// Generators and coroutines: their frames resume with a `call` event on the line
     /// where they paused.
     pub resumable: BTreeSet<String>,
+    /// One-line functions (`def f(x): return x`): the `def` line -> the function, whose
+    /// frame runs its body there too.
+    pub inline_bodies: std::collections::BTreeMap<u32, String>,
 }
 
 impl Layout {
@@ -59,6 +62,7 @@ impl Layout {
         let mut calls = std::collections::BTreeMap::new();
         let mut classes = std::collections::BTreeMap::new();
         let mut decorator: Option<u32> = None;
+        let mut inline_bodies = std::collections::BTreeMap::new();
         // The frame a `def` or `class` header runs in, while its lines go on: the
         // enclosing one evaluates its defaults, annotations and bases.
         let mut header_in: Option<String> = None;
@@ -90,6 +94,11 @@ impl Layout {
                     if let Some(first) = decorator.take() {
                         calls.insert(first, name.clone());
                     }
+                    let body = super::flow::header_colon(text).map(|at| text[at + 1..].trim());
+                    let inline = body.is_some_and(|b| !b.is_empty() && !b.starts_with('#'));
+                    if inline && !text.starts_with("class ") {
+                        inline_bodies.insert(i as u32 + 1, name.clone());
+                    }
                     open.push((indent, name));
                     header_in = Some(here.clone());
                     scope.push(here);
@@ -115,6 +124,7 @@ impl Layout {
             calls,
             classes,
             resumable,
+            inline_bodies,
         }
     }
 
@@ -175,14 +185,30 @@ impl Layout {
             };
             bound.entry(frame.clone()).or_default().extend(names);
         }
-        // Free variables: what an enclosing function holds (classes do not enclose).
-        let classes: BTreeSet<&String> = self.classes.values().collect();
+        // Free variables: what an enclosing function holds. A class does not enclose
+        // its methods, but the function that the class is defined in does.
+        let class_scope: std::collections::HashMap<&String, &String> = self
+            .classes
+            .iter()
+            .map(|(line, class)| (class, &self.scope[*line as usize - 1]))
+            .collect();
+        let enclosing = |parent: &String| {
+            let mut parent = parent.clone();
+            for _ in 0..8 {
+                match class_scope.get(&parent) {
+                    Some(outer) => parent = (*outer).clone(),
+                    None => break,
+                }
+            }
+            parent
+        };
         for _ in 0..8 {
             for (child, parent) in &parents {
-                if parent == "<module>" || classes.contains(parent) || parent == child {
+                let parent = enclosing(parent);
+                if parent == "<module>" || class_scope.contains_key(&parent) || &parent == child {
                     continue;
                 }
-                let inherited = bound.get(parent).cloned().unwrap_or_default();
+                let inherited = bound.get(&parent).cloned().unwrap_or_default();
                 bound.entry(child.clone()).or_default().extend(inherited);
             }
         }
@@ -213,6 +239,7 @@ impl Layout {
         } else if let Some(index) = index {
             frames.extend(self.scope.get(index).map(String::as_str));
             frames.extend(self.classes.get(&line).map(String::as_str));
+            frames.extend(self.inline_bodies.get(&line).map(String::as_str));
         }
         frames
     }
@@ -482,6 +509,14 @@ def main(xs):
             names["m"],
             vec!["self"],
             "a class body does not enclose its methods"
+        );
+        let source = "def make(key):\n    class W:\n        def lt(self, other):\n            return key(self) < key(other)\n    return W\n";
+        let layout = Layout::of(source);
+        let names = layout.frame_names(source, &layout.parameters(source));
+        assert_eq!(
+            names["lt"],
+            vec!["W", "key", "other", "self"],
+            "the function a class is defined in encloses its methods"
         );
     }
 

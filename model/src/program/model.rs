@@ -84,8 +84,11 @@ impl ProgramModel {
 
     /// The lines (1-based) that run in `function`'s frame.
     pub fn frame_lines<'s>(&'s self, function: &'s str) -> impl Iterator<Item = u32> + 's {
-        let scope = &self.layout.scope;
-        (1..=scope.len() as u32).filter(move |&l| scope[l as usize - 1] == function)
+        let layout = &self.layout;
+        (1..=layout.scope.len() as u32).filter(move |&l| {
+            layout.scope[l as usize - 1] == function
+                || layout.inline_bodies.get(&l).is_some_and(|f| f == function)
+        })
     }
 
     /// The names line `line` may bind: what its statement binds if the statement
@@ -171,12 +174,26 @@ impl ProgramModel {
     /// Where a local of `function` may vanish: each name with the lines a step must
     /// leave to unbind it. A `del` statement's lines, for every name on them (`del
     /// d[k]` unbinds none, but over-approximating only loosens a rule); an `except ...
-    /// as NAME` block's lines, which Python unbinds NAME on leaving.
+    /// as NAME` block's lines, which Python unbinds NAME on leaving; and what the
+    /// tracer stops showing: a name a `def`, `class` or `import` binds anew (a
+    /// function, class or module), on that statement's lines.
     pub fn unbinding(&self, function: &str) -> Vec<(String, std::ops::RangeInclusive<u32>)> {
         let mut found = Vec::new();
         for line in self.frame_lines(function) {
             let code = self.code(line);
             let words: Vec<&str> = layout::words(code).filter(|w| !w.is_empty()).collect();
+            let defined = self.layout.calls.get(&line).filter(|f| *f != function);
+            let imports = matches!(words.first(), Some(&"import" | &"from"));
+            if defined.is_some() || imports {
+                let statement = self.flow.statement(line);
+                let lines = statement.first().copied().unwrap_or(line)
+                    ..=statement.last().copied().unwrap_or(line);
+                let names = match defined {
+                    Some(name) => BTreeSet::from([name.clone()]),
+                    None => layout::bound_by(code),
+                };
+                found.extend(names.into_iter().map(|n| (n, lines.clone())));
+            }
             if words.contains(&"del") {
                 let statement = self.flow.statement(line);
                 let lines = statement.first().copied().unwrap_or(line)
@@ -213,10 +230,27 @@ impl ProgramModel {
     /// the module or a class body, so its frame starts with its parameters alone.
     pub fn closes_over_nothing(&self, line: u32) -> bool {
         let layout = &self.layout;
-        layout
-            .frames_of(line, false)
-            .iter()
-            .all(|f| *f == "<module>" || layout.classes.values().any(|c| c == f))
+        let mut line = line;
+        // Out through the classes that enclose it: a method of a class defined in a
+        // function closes over that function's names.
+        loop {
+            let Some(&enclosing) = layout.frames_of(line, false).first() else {
+                return true;
+            };
+            if enclosing == "<module>" {
+                return true;
+            }
+            let class_line = layout
+                .classes
+                .range(..line)
+                .filter(|(_, c)| *c == enclosing)
+                .map(|(l, _)| *l)
+                .last();
+            match class_line {
+                Some(class_line) => line = class_line,
+                None => return false,
+            }
+        }
     }
 
     /// The lines a `call` event may stand on when the statement on `line` calls: the
@@ -335,6 +369,33 @@ x = π
 ",
         );
         assert_eq!(model.identifiers, ["pi", "x", "π"]);
+    }
+
+    #[test]
+    fn a_one_line_function_runs_and_returns_on_its_def_line() {
+        let source = "def outer(xs):\n    def twice(x): return 2 * x\n    return twice(xs)\n";
+        let model = ProgramModel::of(source);
+        assert_eq!(model.frame_lines("twice").collect::<Vec<_>>(), vec![2]);
+        assert_eq!(model.layout.frames_of(2, false), vec!["outer", "twice"]);
+        assert_eq!(model.flow.first(2), Some(&BTreeSet::from([2])));
+        assert!(model.ends_frame(2), "its body returns there");
+    }
+
+    #[test]
+    fn a_method_of_a_class_in_a_function_closes_over_the_function() {
+        let source = "def make(name):\n    class Box:\n        def __init__(self):\n            self.name = name\n    return Box()\nclass Top:\n    def __init__(self):\n        pass\n";
+        let model = ProgramModel::of(source);
+        assert!(!model.closes_over_nothing(3));
+        assert!(model.closes_over_nothing(7));
+    }
+
+    #[test]
+    fn a_def_or_import_hides_the_name_it_binds_anew() {
+        let source = "def f(g=None, m=1):\n    def g(x): return x\n    import m\n    return g(1)\n";
+        let model = ProgramModel::of(source);
+        let unbinding = model.unbinding("f");
+        assert!(unbinding.contains(&("g".to_string(), 2..=2)), "{unbinding:?}");
+        assert!(unbinding.contains(&("m".to_string(), 3..=3)), "{unbinding:?}");
     }
 
     #[test]
