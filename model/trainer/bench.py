@@ -12,7 +12,9 @@ each trainer's validation loss after N steps with their difference.
 
 Model FLOPs per token are counted as training's usual 6 x the matmul parameters of
 the layers, plus the output projection where the loss falls, plus attention's score
-and value products (6 x layers x hidden x context, causal).
+and value products: 2 x hidden x context each forward, three times that to train, so
+12 x layers x hidden x context, where context is the keys a query sees on average
+(causal: half the episode's length, averaged over tokens).
 """
 
 import argparse
@@ -30,6 +32,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHAPES = {
     "shipped": None,  # the [model] of model/configs/default.toml
     "20m": dict(hidden_size=512, intermediate_size=1408, layers=6, heads=8, kv_heads=4),
+    # The same parameters in half as many heads of twice the width: on a CPU, attention
+    # costs by the score (heads x context^2), as much as by its FLOPs.
+    "20m-h128": dict(hidden_size=512, intermediate_size=1408, layers=6, heads=4, kv_heads=2),
     "50m": dict(hidden_size=768, intermediate_size=2048, layers=8, heads=12, kv_heads=4),
 }
 
@@ -62,7 +67,7 @@ def flops_per_token(m, vocab, context, masked_fraction):
     d, f, layers = m["hidden_size"], m["intermediate_size"], m["layers"]
     kv = d // m["heads"] * m["kv_heads"]
     matmul = layers * (2 * d * d + 2 * d * kv + 3 * d * f)
-    return 6 * (matmul + vocab * d * masked_fraction) + 6 * layers * d * context
+    return 6 * (matmul + vocab * d * masked_fraction) + 12 * layers * d * context
 
 
 def main():
@@ -138,7 +143,7 @@ def main():
     lengths = index["train"]["lengths"]
     mask = (work / "prepare" / "encoded/train.mask").read_bytes()
     fraction = sum(mask) / len(mask)
-    context = statistics.mean(lengths) / 2
+    context = sum(n * n for n in lengths) / sum(lengths) / 2  # a token's keys, on average
     vocab = json.loads((init / "config.json").read_text())["vocab_size"]
     flops = flops_per_token(base["model"], vocab, context, fraction)
 
