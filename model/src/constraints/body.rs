@@ -240,15 +240,25 @@ impl NextState<'_> {
         // Worked out for a `for` line only.
         let past_loop = || next_line.is_some_and(|line| !program.block(prev.line).contains(&line));
         let statement = program.flow.statement(prev.line);
+        // `import a.b as c` binds modules only, which the tracer hides too.
+        let plain_import = statement
+            .first()
+            .is_some_and(|&l| program.code(l).trim_start().starts_with("import "));
         let mut reaches_in = false;
         for &line in &statement {
             let code = program.code(line);
             if code.trim_start().starts_with('@') {
                 return None; // a decorator: which definition it binds is further down
             }
-            // A `def` or `class` binds its name.
-            changeable.extend(program.layout.calls.get(&line).cloned());
+            // A `def` or `class` binds its name, to a function or class of that name,
+            // which the tracer hides (the source shows it), unless a decorator bound
+            // something else. (A name it hides that the state showed is `vanishing`.)
+            let defined = program.layout.calls.get(&line);
+            changeable.extend(defined.filter(|_| program.decorated(line)).cloned());
             reaches_in |= code.contains(['(', '[', '.']);
+            if plain_import {
+                continue;
+            }
             let targets = loop_targets(code).filter(|_| line == prev.line && past_loop());
             let binds = program.binds(line).into_iter();
             changeable.extend(binds.filter(|n| !targets.as_ref().is_some_and(|t| t.contains(n))));

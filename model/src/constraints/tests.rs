@@ -746,7 +746,14 @@ fn callee_globals_from_the_module_are_its_locals() {
 fn callee_globals_from_a_function_are_its_globals() {
     let source = "LIMIT = 3\n\ndef inner(v):\n    return v\n\ndef outer(xs):\n    return inner(len(sorted(xs)))\n\nouter([2, 1])\n";
     let p = ProgramModel::of(source);
-    let mut prev = state(&p, Event::Line, 7, "outer", &[("<module>", 9)], &[("xs", "[2, 1]")]);
+    let mut prev = state(
+        &p,
+        Event::Line,
+        7,
+        "outer",
+        &[("<module>", 9)],
+        &[("xs", "[2, 1]")],
+    );
     prev.globals.insert("LIMIT".into(), "3".into());
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert_eq!(
@@ -762,7 +769,11 @@ fn callee_globals_none_where_a_method_or_a_call_ran_first() {
     let p = ProgramModel::of(source);
     let prev = module_line(&p, 5, &[("xs", "[5]")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
-    assert_eq!(next.callee_globals("<|call|>1 1 add"), None, "pop ran first");
+    assert_eq!(
+        next.callee_globals("<|call|>1 1 add"),
+        None,
+        "pop ran first"
+    );
     let prev = module_line(&p, 6, &[("xs", "[5]")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert_eq!(next.callee_globals("<|call|>1 1 add"), None, "g ran first");
@@ -787,8 +798,14 @@ fn callee_globals_only_for_a_step_into_a_fresh_call() {
 
 #[test]
 fn completed_calls_are_those_closed_before_the_site() {
-    assert_eq!(super::values::completed_calls("y = print(len(xs), "), vec!["len"]);
-    assert_eq!(super::values::completed_calls("q.pop() + f(1)(2) + "), vec![".pop", "f", ")"]);
+    assert_eq!(
+        super::values::completed_calls("y = print(len(xs), "),
+        vec!["len"]
+    );
+    assert_eq!(
+        super::values::completed_calls("q.pop() + f(1)(2) + "),
+        vec![".pop", "f", ")"]
+    );
     assert!(super::values::completed_calls("total = (a + b) * ").is_empty());
 }
 
@@ -1438,6 +1455,20 @@ fn a_statement_of_pure_builtins_changes_only_what_it_binds() {
     // `ys.append(...)` may change every list the frame holds (aliases included).
     let locals = [("xs", "[3, 1]"), ("ys", "[]"), ("pair", "(1, 3)")];
     assert_eq!(changeable_after(&p, 3, &locals, 4), ["xs", "ys"]);
+}
+
+#[test]
+fn a_def_class_or_import_binds_nothing_the_tracer_shows() {
+    // The tracer hides a function or class under its own name and every module: the
+    // source shows them. A decorator may bind something else.
+    let source = "def f(xs):\n    import os.path as osp\n    def g(y):\n        return y\n    class C:\n        pass\n    @staticmethod\n    def h():\n        pass\n    n = 1\n    return n\n";
+    let p = ProgramModel::of(source);
+    let locals = [("xs", "(1,)")];
+    assert!(changeable_after(&p, 2, &locals, 3).is_empty());
+    assert!(changeable_after(&p, 3, &locals, 5).is_empty());
+    assert!(changeable_after(&p, 5, &locals, 7).is_empty());
+    assert!(p.decorated(8) && !p.decorated(3));
+    assert_eq!(changeable_after(&p, 8, &locals, 10), ["h"]);
 }
 
 #[test]

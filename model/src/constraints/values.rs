@@ -550,7 +550,11 @@ impl NextState<'_> {
         let fresh = *self.action == Action::StepInto
             && prev.event == Event::Line
             && depth == prev.depth + 1
-            && program.layout.calls.get(&line).is_some_and(|f| f == function);
+            && program
+                .layout
+                .calls
+                .get(&line)
+                .is_some_and(|f| f == function);
         if !fresh {
             return None;
         }
@@ -801,9 +805,37 @@ struct CallSite {
 /// Builtins that change no object and run no code of the program on their own
 /// (a `key=` function of the program would be a call of its own).
 const PURE_BUILTINS: &[&str] = &[
-    "abs", "all", "any", "bool", "chr", "dict", "divmod", "enumerate", "float", "frozenset",
-    "hex", "int", "isinstance", "len", "list", "max", "min", "oct", "ord", "pow", "range",
-    "repr", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip",
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "chr",
+    "dict",
+    "divmod",
+    "enumerate",
+    "float",
+    "frozenset",
+    "hex",
+    "int",
+    "isinstance",
+    "len",
+    "list",
+    "max",
+    "min",
+    "oct",
+    "ord",
+    "pow",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "sorted",
+    "str",
+    "sum",
+    "tuple",
+    "type",
+    "zip",
 ];
 
 /// The callees of the calls that `text` (a prefix of a statement, or an argument list)

@@ -129,11 +129,7 @@ impl ProgramModel {
         let (Some((&def, _)), None) = (defs.next(), defs.next()) else {
             return false;
         };
-        let previous_code = (1..def)
-            .rev()
-            .map(|l| self.code(l).trim())
-            .find(|c| !c.is_empty());
-        let decorated = previous_code.is_some_and(|c| c.starts_with('@'));
+        let decorated = self.decorated(def);
         // What each statement binds, read from its first line (a docstring's or a
         // call's continuation lines bind nothing; `binds` would count their words).
         let starts = |l: &u32| self.flow.statement(*l).first() == Some(l);
@@ -151,6 +147,15 @@ impl ProgramModel {
             && !parameter
             && !layout.resumable.contains(name)
             && !layout.classes.values().any(|c| c == name)
+    }
+
+    /// Whether the `def` or `class` on line `def` has a decorator above it.
+    pub fn decorated(&self, def: u32) -> bool {
+        (1..def)
+            .rev()
+            .map(|l| self.code(l).trim())
+            .find(|c| !c.is_empty())
+            .is_some_and(|c| c.starts_with('@'))
     }
 
     /// Whether a `def` or `class` of the program binds `name`.
@@ -243,9 +248,9 @@ impl ProgramModel {
             let class_line = layout
                 .classes
                 .range(..line)
-                .filter(|(_, c)| *c == enclosing)
-                .map(|(l, _)| *l)
-                .last();
+                .rev()
+                .find(|(_, c)| *c == enclosing)
+                .map(|(l, _)| *l);
             match class_line {
                 Some(class_line) => line = class_line,
                 None => return false,
@@ -394,8 +399,14 @@ x = π
         let source = "def f(g=None, m=1):\n    def g(x): return x\n    import m\n    return g(1)\n";
         let model = ProgramModel::of(source);
         let unbinding = model.unbinding("f");
-        assert!(unbinding.contains(&("g".to_string(), 2..=2)), "{unbinding:?}");
-        assert!(unbinding.contains(&("m".to_string(), 3..=3)), "{unbinding:?}");
+        assert!(
+            unbinding.contains(&("g".to_string(), 2..=2)),
+            "{unbinding:?}"
+        );
+        assert!(
+            unbinding.contains(&("m".to_string(), 3..=3)),
+            "{unbinding:?}"
+        );
     }
 
     #[test]
