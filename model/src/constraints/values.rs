@@ -5,8 +5,8 @@
 
 use super::{header_frame, immutable, literal_or_shown, shown_value, NextState};
 use crate::language;
-use crate::program::layout;
 use crate::program::lexer::closing_bracket;
+use crate::program::{effects, layout};
 use crate::{Action, Event};
 use indexmap::IndexMap;
 use std::collections::BTreeSet;
@@ -662,7 +662,7 @@ impl NextState<'_> {
             .into_iter()
             .chain(completed_calls(&site.code[site.args.clone()]));
         for callee in completed {
-            if !PURE_BUILTINS.contains(&callee) {
+            if !effects::PURE_FUNCTIONS.contains(&callee) {
                 return None;
             }
         }
@@ -801,42 +801,6 @@ struct CallSite {
     /// The text between the call's brackets.
     args: std::ops::Range<usize>,
 }
-
-/// Builtins that change no object and run no code of the program on their own
-/// (a `key=` function of the program would be a call of its own).
-const PURE_BUILTINS: &[&str] = &[
-    "abs",
-    "all",
-    "any",
-    "bool",
-    "chr",
-    "dict",
-    "divmod",
-    "enumerate",
-    "float",
-    "frozenset",
-    "hex",
-    "int",
-    "isinstance",
-    "len",
-    "list",
-    "max",
-    "min",
-    "oct",
-    "ord",
-    "pow",
-    "range",
-    "repr",
-    "reversed",
-    "round",
-    "set",
-    "sorted",
-    "str",
-    "sum",
-    "tuple",
-    "type",
-    "zip",
-];
 
 /// The callees of the calls that `text` (a prefix of a statement, or an argument list)
 /// opens and closes: a name (`len`), or for a method or a call of anything else, a

@@ -13,7 +13,7 @@ use super::layout;
 use super::lexer::{chars, code_chars, Kind};
 
 /// Builtins that read their arguments and build new values (given no user code to run).
-const PURE_FUNCTIONS: &[&str] = &[
+pub(crate) const PURE_FUNCTIONS: &[&str] = &[
     "abs",
     "all",
     "any",
