@@ -130,7 +130,7 @@ impl NextState<'_> {
             ordered: fresh_call,
             required,
             stdout: self.stdout_written(header),
-            globals: self.callee_globals(header).map(|g| g != "{}"),
+            globals: None, // set by `body` with the globals themselves
         }
     }
 

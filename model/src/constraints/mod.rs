@@ -125,10 +125,16 @@ impl NextState<'_> {
     /// The body rules' answers for the state `header` begins (`EVENT LINE DEPTH
     /// FUNCTION`); `at_start`: it is the run's first state.
     pub fn body(&self, header: &str, at_start: bool) -> BodyRules {
+        let globals = self.callee_globals(header);
+        // Known globals must be written unless there are none (the spec's section rule).
+        let spec = BodySpec {
+            globals: globals.as_ref().map(|g| g != "{}"),
+            ..self.body_spec(header, at_start)
+        };
         BodyRules {
-            spec: self.body_spec(header, at_start),
+            spec,
             arguments: self.bound_arguments(header),
-            globals: self.callee_globals(header),
+            globals,
             values: self.values(header, at_start),
             printed: self.printed_by_step(header).cloned(),
             returned: self.returned(header),

@@ -187,22 +187,24 @@ impl ProgramModel {
         for line in self.frame_lines(function) {
             let code = self.code(line);
             let words: Vec<&str> = layout::words(code).filter(|w| !w.is_empty()).collect();
+            // The lines of the statement that begins or goes on at `line`.
+            let statement_lines = || {
+                let statement = self.flow.statement(line);
+                statement.first().copied().unwrap_or(line)
+                    ..=statement.last().copied().unwrap_or(line)
+            };
             let defined = self.layout.calls.get(&line).filter(|f| *f != function);
             let imports = matches!(words.first(), Some(&"import" | &"from"));
             if defined.is_some() || imports {
-                let statement = self.flow.statement(line);
-                let lines = statement.first().copied().unwrap_or(line)
-                    ..=statement.last().copied().unwrap_or(line);
                 let names = match defined {
                     Some(name) => BTreeSet::from([name.clone()]),
                     None => layout::bound_by(code),
                 };
+                let lines = statement_lines();
                 found.extend(names.into_iter().map(|n| (n, lines.clone())));
             }
             if words.contains(&"del") {
-                let statement = self.flow.statement(line);
-                let lines = statement.first().copied().unwrap_or(line)
-                    ..=statement.last().copied().unwrap_or(line);
+                let lines = statement_lines();
                 found.extend(
                     layout::identifiers(code)
                         .into_iter()
