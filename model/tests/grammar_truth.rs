@@ -409,8 +409,10 @@ def run(k):
     assert!(admits(at_call, "label", "'n'"));
     assert!(!admits(at_call, "label", "'m'"));
     assert!(!admits(at_call, "k", "5"));
-    // `total` is what the calling line binds: the model's to write.
-    assert!(admits(at_call, "total", "9"));
+    // `total` is what the calling line binds: the value `inc` returned.
+    assert!(admits(at_call, "total", "4"));
+    assert!(!admits(at_call, "total", "9"));
+    assert!(!admits(None, "total", "9"));
     assert!(admits(None, "label", "'m'"));
 }
 

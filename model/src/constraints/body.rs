@@ -79,6 +79,8 @@ impl NextState<'_> {
         // What a frame held before and cannot have lost (see `held_names`).
         let mut held = self.held_names(header);
         held.extend(self.newly_bound(header));
+        let assigned = self.assigned_by_return(header).into_iter().flatten();
+        held.extend(assigned.map(|binding| binding.name));
         // Written in full, a step whose changes are known (`changeable`) writes every
         // name again, but for those it may unbind.
         if !self.locals.is_diff() && changeable.is_some() {
@@ -103,6 +105,9 @@ impl NextState<'_> {
         }
         held.sort();
         held.dedup();
+        if let Some(names) = self.caller_names(header) {
+            local_names.retain(|name| names.contains(name));
+        }
         local_names.extend(held.iter().cloned());
         local_names.sort();
         local_names.dedup();
@@ -348,6 +353,18 @@ impl NextState<'_> {
             );
         }
         held
+    }
+
+    /// Back in the caller after a return (where `kept_by_caller` holds), the names its
+    /// frame can hold: those it held at the call and those its calling statement binds.
+    /// A call binds none of its caller's names (no `global` or `nonlocal` is there).
+    fn caller_names(&self, header: &str) -> Option<BTreeSet<String>> {
+        let caller = self.caller.filter(|_| !self.returns_here(header))?;
+        self.kept(header)?;
+        let program = self.program;
+        let statement = program.flow.statement(caller.line);
+        let bound = statement.into_iter().flat_map(|line| program.binds(line));
+        Some(caller.locals.keys().cloned().chain(bound).collect())
     }
 
     /// After a one-line `NAMES = VALUE` has run (a `line` state of the same frame

@@ -145,6 +145,9 @@ impl NextState<'_> {
                 let mut lines = flow.statement(caller.line);
                 if line_event {
                     lines.extend(flow.after(caller.line)?.iter().copied());
+                    if !self.program.may_report_again(caller.line) {
+                        lines.remove(&caller.line);
+                    }
                 }
                 Some((here.checked_sub(1)?, lines))
             }

@@ -155,6 +155,26 @@ fn flow_lines_a_plain_line_goes_to_the_next() {
 }
 
 #[test]
+fn flow_lines_a_return_may_report_a_loop_or_a_long_statement_again() {
+    let source = "\
+def f(v):
+    return v
+
+for v in (1, 2): f(v)
+w = [f(v) for v in (3, 4)]
+z = (f(1) +
+     f(2))
+";
+    let p = ProgramModel::of(source);
+    for (line, again) in [(4, true), (5, true), (7, true)] {
+        let prev = state(&p, Event::Return, 2, "f", &[("<module>", line)], &[]);
+        let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+        let (_, reached) = next.flow_lines("<|line|>").unwrap();
+        assert_eq!(reached.contains(&line), again, "from line {line}");
+    }
+}
+
+#[test]
 fn flow_lines_an_if_goes_to_either_branch() {
     let source =
         "def f(n):\n    if n > 0:\n        n = 1\n    else:\n        n = 2\n    return n\n";
@@ -218,11 +238,11 @@ fn flow_lines_a_fresh_call_goes_to_its_first_line() {
 }
 
 #[test]
-fn flow_lines_back_in_the_caller_after_a_return() {
+fn flow_lines_back_in_the_caller_after_a_return_past_its_calling_line() {
     let p = ProgramModel::of(CALLS);
     let prev = state(&p, Event::Return, 3, "add", &[("<module>", 6)], &[]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
-    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[6, 7]))));
+    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[7]))));
 }
 
 #[test]
@@ -385,7 +405,7 @@ fn headers_a_step_into_a_call_is_a_def_line_one_deeper() {
 }
 
 #[test]
-fn headers_a_return_goes_back_to_the_callers_line_and_depth() {
+fn headers_a_return_goes_back_to_the_callers_next_line_and_depth() {
     let p = ProgramModel::of(CALLS);
     let mut prev = line_in_add(&p, 3, &[("a", "5"), ("b", "2"), ("total", "7")]);
     prev.event = Event::Return;
@@ -398,7 +418,7 @@ fn headers_a_return_goes_back_to_the_callers_line_and_depth() {
             (line, depths)
         })
         .collect();
-    assert_eq!(lines, vec![(6, Depths::Exact(0)), (7, Depths::Exact(0))]);
+    assert_eq!(lines, vec![(7, Depths::Exact(0))]);
 }
 
 #[test]
@@ -1133,6 +1153,83 @@ def f():
         options(next.kept("<|line|>7 0 f")),
         named(&[("xs", &["[0]"])])
     );
+}
+
+#[test]
+fn kept_an_assignment_of_the_call_binds_what_it_returned() {
+    let p = ProgramModel::of(CALLS);
+    let mut prev = state(&p, Event::Return, 3, "add", &[("<module>", 6)], &[]);
+    prev.value = Some("7".into());
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        options(next.values("<|line|>7 0 <module>", false).as_ref()),
+        named(&[("y", &["7"])])
+    );
+    assert!(next
+        .body_spec("<|line|>7 0 <module>", false)
+        .held
+        .contains(&"y".into()));
+    // A tuple unpacks; a value the tracer hides binds nothing known.
+    let source = "def f():\n    return 1, 2\n\na, b = f()\nprint(a)\n";
+    let p = ProgramModel::of(source);
+    let mut prev = state(&p, Event::Return, 2, "f", &[("<module>", 4)], &[]);
+    prev.value = Some("(1, 2)".into());
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        options(next.values("<|line|>5 0 <module>", false).as_ref()),
+        named(&[("a", &["1"]), ("b", &["2"])])
+    );
+    prev.value = Some("<function g>".into());
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next.values("<|line|>5 0 <module>", false).is_none());
+}
+
+#[test]
+fn kept_a_call_inside_a_larger_value_binds_nothing_known() {
+    let source = "def f():\n    return 1\n\nx = f() + 1\ny = g(f())\nprint(x)\n";
+    let p = ProgramModel::of(source);
+    for line in [4, 5] {
+        let mut prev = state(&p, Event::Return, 2, "f", &[("<module>", line)], &[]);
+        prev.value = Some("1".into());
+        let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+        assert!(next
+            .assigned_by_return(&format!("<|line|>{} 0 <module>", line + 1))
+            .is_none());
+    }
+}
+
+#[test]
+fn body_spec_back_in_the_caller_holds_its_names_and_what_the_call_binds() {
+    let source = "\
+def grow(xs):
+    xs.append(1)
+    return len(xs)
+
+def f():
+    xs = [0]
+    k = grow(xs)
+    m = k + 1
+    return m
+";
+    let p = ProgramModel::of(source);
+    let caller = state(&p, Event::Line, 7, "f", &[], &[("xs", "[0]")]);
+    let prev = state(
+        &p,
+        Event::Return,
+        3,
+        "grow",
+        &[("f", 7)],
+        &[("xs", "[0, 1]")],
+    );
+    let next = NextState::new(&p, &prev, None, Some(&caller), &Action::StepOver);
+    assert_eq!(
+        next.body_spec("<|line|>8 0 f", false).local_names,
+        ["k", "xs"]
+    );
+    // Without the caller's state, any name of the function may be there.
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let spec = next.body_spec("<|line|>8 0 f", false);
+    assert_eq!(spec.local_names, ["k", "m", "xs"]);
 }
 
 #[test]

@@ -71,7 +71,18 @@ impl NextState<'_> {
     /// (see `bindings`), else what it keeps of a state seen before (see `kept`); with
     /// full locals, the names the step cannot change keep their values as well.
     pub fn values(&self, header: &str, at_start: bool) -> Option<Bindings> {
-        let bound = self.bindings().or(self.kept(header)).cloned();
+        let mut bound = self.bindings().or(self.kept(header)).cloned();
+        if let Some(assigned) = self.assigned_by_return(header) {
+            let bindings = bound.get_or_insert_with(|| Bindings {
+                targets: Vec::new(),
+                written_on: None,
+                continues: None,
+            });
+            bindings
+                .targets
+                .retain(|t| !assigned.iter().any(|a| a.name == t.name));
+            bindings.targets.extend(assigned);
+        }
         let Some(unchanged) = self.kept_by_step(header, at_start) else {
             return bound;
         };
@@ -263,6 +274,73 @@ impl NextState<'_> {
     pub fn kept_values(&self, header: &str) -> Option<Bindings> {
         self.kept_by_caller(header)
             .or_else(|| self.kept_by_frame(header))
+    }
+
+    /// Back in the caller after a return, on a line past its calling statement: where
+    /// that statement is one line `NAMES = CALLEE(...)` and the frame that returned is
+    /// `CALLEE`'s (the call was the last thing the statement ran), the names hold the
+    /// value it returned (unpacked for several names). Not where another frame could
+    /// rebind them (`global`, `nonlocal`), nor for a value the tracer would hide or
+    /// that shows no repr of its own (a function, class or module: `<...>`).
+    pub fn assigned_by_return(&self, header: &str) -> Option<Vec<Binding>> {
+        let (prev, program) = (self.prev, self.program);
+        if !self.action.is_forward_step() || prev.event != Event::Return {
+            return None;
+        }
+        let caller = prev.stack.last()?;
+        let (depth, function) = header_frame(header)?;
+        let line = header_line(header)?;
+        let statement = program.flow.statement(caller.line);
+        let back = header.starts_with("<|line|>")
+            && depth + 1 == prev.depth
+            && function == caller.function
+            && statement.len() == 1
+            && !statement.contains(&line);
+        if !back || program.rebinds_from_afar {
+            return None;
+        }
+        let code = program.code(caller.line).trim();
+        let (targets, value) = code.split_once('=')?;
+        let value = value.trim();
+        let names: Vec<&str> = unparenthesized_ref(targets)
+            .split(',')
+            .map(str::trim)
+            .collect();
+        if value.starts_with('=') || !names.iter().all(|n| layout::is_name(n)) {
+            return None;
+        }
+        // `CALLEE(...)` and nothing more, with no other call of that name inside.
+        let open = value.find('(')?;
+        let callee = &value[..open];
+        let last = callee.rsplit('.').next()?;
+        let plain_path = callee.split('.').all(layout::is_name);
+        let args = &value[open + 1..];
+        let whole = closing_bracket(args).is_some_and(|end| end + 1 == args.len());
+        if !plain_path || last != prev.function || !whole || args.contains(&format!("{last}(")) {
+            return None;
+        }
+        let returned = prev.value.as_deref()?;
+        let values = match names.len() {
+            1 => vec![returned.to_string()],
+            n => tuple_parts(returned).filter(|parts| parts.len() == n)?,
+        };
+        if values.iter().any(|v| v.starts_with('<')) {
+            return None;
+        }
+        let unbindable = program.unbindable(&caller.function);
+        if names.iter().any(|n| unbindable.contains(*n)) {
+            return None;
+        }
+        let bindings = names
+            .iter()
+            .zip(values)
+            .map(|(name, value)| Binding {
+                name: name.to_string(),
+                options: vec![serde_json::Value::from(value).to_string()],
+                must_write: true,
+            })
+            .collect();
+        Some(bindings)
     }
 
     /// At the return a Step Out (`step_return`) reaches in the same frame: its locals
@@ -867,12 +945,16 @@ pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
 
 /// `text` trimmed, without parentheses that enclose all of it.
 fn unparenthesized(text: &str) -> String {
+    unparenthesized_ref(text).to_string()
+}
+
+/// [`unparenthesized`], borrowed.
+fn unparenthesized_ref(text: &str) -> &str {
     let text = text.trim();
     text.strip_prefix('(')
         .and_then(|t| t.strip_suffix(')'))
         .filter(|_| crate::program::lexer::split_top(text).len() == 1)
         .unwrap_or(text)
-        .to_string()
 }
 
 /// The parts of a tuple's or list's repr (what unpacking it gives).

@@ -108,6 +108,16 @@ impl ProgramModel {
         self.flow.can_return(line) || layout::words(text).any(|w| w == "yield")
     }
 
+    /// Whether a `line` event on `line` can come right after a call made from it
+    /// returns. Python reports a line when its first instruction runs or a jump goes
+    /// back to it, so a return leads back to its calling line only inside a statement
+    /// over several lines (it moves on to another of them and may come back) or a
+    /// loop on that line (a comprehension, a one-line `for` or `while`) going round.
+    pub fn may_report_again(&self, line: u32) -> bool {
+        self.flow.statement(line).len() > 1
+            || layout::words(self.code(line)).any(|w| w == "for" || w == "while")
+    }
+
     /// Whether a Step Into from `line` must go into a call (or stop where something
     /// raises before it): its one-line statement calls, whenever it runs, a function
     /// that runs when called (see [`effects::unconditional_calls`] and
