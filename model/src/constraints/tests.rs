@@ -1185,6 +1185,39 @@ fn kept_an_assignment_of_the_call_binds_what_it_returned() {
 }
 
 #[test]
+fn values_an_assignment_the_state_cannot_settle_still_gives_its_kind() {
+    let source = "def f(ys):\n    xs = sorted(ys)\n    n = g(ys)\n    return xs\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("ys", "[2, 1]")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let values = next.values("<|line|>3 0 f", false).expect("a kind");
+    assert_eq!(values.targets[0].name, "xs");
+    assert_eq!(values.targets[0].options, ["\"["]);
+    // Not in another frame (a call the line makes), nor where the text says nothing.
+    assert!(next.values("<|call|>9 1 g", false).is_none());
+    let prev = state(&p, Event::Line, 3, "f", &[], &[("ys", "[2, 1]")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next.values("<|line|>4 0 f", false).is_none());
+}
+
+#[test]
+fn values_a_call_binds_the_arguments_it_can_and_the_kinds_of_others() {
+    let source = "def add(a, b):\n    return a\n\nx = 5\ny = add(x, len('ab'))\n";
+    let p = ProgramModel::of(source);
+    let prev = module_line(&p, 5, &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.bound_arguments("<|call|>1 1 add"), None);
+    let values = next.values("<|call|>1 1 add", false).expect("arguments");
+    let options: Vec<(&str, usize)> = values
+        .targets
+        .iter()
+        .map(|t| (t.name.as_str(), t.options.len()))
+        .collect();
+    assert_eq!(options, [("a", 1), ("b", 10)]);
+    assert_eq!(values.targets[0].options, ["\"5\""]);
+}
+
+#[test]
 fn kept_a_call_inside_a_larger_value_binds_nothing_known() {
     let source = "def f():\n    return 1\n\nx = f() + 1\ny = g(f())\nprint(x)\n";
     let p = ProgramModel::of(source);

@@ -70,19 +70,39 @@ impl NextState<'_> {
     /// The values the state `header` begins may give its names: what the line binds
     /// (see `bindings`), else what it keeps of a state seen before (see `kept`); with
     /// full locals, the names the step cannot change keep their values as well.
+    /// Then, for names none of those bind: what a call returned to an assignment (see
+    /// `assigned_by_return`), how an assigned value's repr begins (see
+    /// `assigned_kinds`), what a call's arguments are or how they begin (see
+    /// `argument_values`).
     pub fn values(&self, header: &str, at_start: bool) -> Option<Bindings> {
-        let mut bound = self.bindings().or(self.kept(header)).cloned();
-        if let Some(assigned) = self.assigned_by_return(header) {
-            let bindings = bound.get_or_insert_with(|| Bindings {
+        let more: Vec<Binding> = [
+            self.assigned_by_return(header),
+            self.assigned_kinds(header),
+            self.argument_values(header),
+        ]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect();
+        let mut values = self.values_known(header, at_start);
+        if !more.is_empty() {
+            let values = values.get_or_insert_with(|| Bindings {
                 targets: Vec::new(),
                 written_on: None,
                 continues: None,
             });
-            bindings
-                .targets
-                .retain(|t| !assigned.iter().any(|a| a.name == t.name));
-            bindings.targets.extend(assigned);
+            for binding in more {
+                if !values.targets.iter().any(|t| t.name == binding.name) {
+                    values.targets.push(binding);
+                }
+            }
         }
+        values
+    }
+
+    /// What the line binds, else what the state keeps (see `values`).
+    fn values_known(&self, header: &str, at_start: bool) -> Option<Bindings> {
+        let bound = self.bindings().or(self.kept(header)).cloned();
         let Some(unchanged) = self.kept_by_step(header, at_start) else {
             return bound;
         };
@@ -341,6 +361,60 @@ impl NextState<'_> {
             })
             .collect();
         Some(bindings)
+    }
+
+    /// After a one-line `NAME = VALUE` whose value the state does not settle (see
+    /// `assigned_values`), on a line of the same frame: how the name's repr can begin,
+    /// where the value's text says (see `kinds::repr_beginnings`).
+    fn assigned_kinds(&self, header: &str) -> Option<Vec<Binding>> {
+        let (prev, program) = (self.prev, self.program);
+        let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
+        if !header.starts_with("<|line|>") || !same_frame || !self.steps_past_one_line() {
+            return None;
+        }
+        let (names, value) = assignment(program.code(prev.line))?;
+        let [name] = &names[..] else { return None };
+        let beginnings = self.repr_beginnings(value)?;
+        Some(vec![beginning_with(name, beginnings)])
+    }
+
+    /// At a fresh Step Into call whose locals `bound_arguments` cannot give whole: each
+    /// parameter's value where its argument is a literal or a shown name, else how its
+    /// repr begins where the argument's text says. Under the same conditions as there.
+    fn argument_values(&self, header: &str) -> Option<Vec<Binding>> {
+        if self.bound_arguments(header).is_some() {
+            return None;
+        }
+        const UNKNOWN: char = '\u{1}';
+        let known = |name: &str| {
+            let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            is_name.then(|| shown_value(self.prev, name)).flatten()
+        };
+        let locals = self.call_locals(header, &|arg| {
+            Some(known(arg).unwrap_or_else(|| format!("{UNKNOWN}{arg}")))
+        })?;
+        let bindings = locals
+            .iter()
+            .filter_map(|(name, value)| match value.strip_prefix(UNKNOWN) {
+                Some(arg) => Some(beginning_with(name, self.repr_beginnings(arg)?)),
+                None if value.contains(UNKNOWN) => None,
+                None => Some(Binding {
+                    name: name.clone(),
+                    options: vec![serde_json::Value::from(value.as_str()).to_string()],
+                    must_write: false,
+                }),
+            })
+            .collect();
+        Some(bindings)
+    }
+
+    /// How the repr of `expr`'s value can begin, in the current state.
+    fn repr_beginnings(&self, expr: &str) -> Option<&'static [&'static str]> {
+        let prev = self.prev;
+        let builtin = |name: &str| self.program.builtin_in(name, prev);
+        let is_str =
+            |name: &str| shown_value(prev, name).is_some_and(|v| v.starts_with(['\'', '"']));
+        crate::program::kinds::repr_beginnings(expr, &builtin, &is_str)
     }
 
     /// At the return a Step Out (`step_return`) reaches in the same frame: its locals
@@ -677,7 +751,21 @@ impl NextState<'_> {
     /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
     /// more than its parameters, a decorator may wrap the function).
     pub fn bound_arguments(&self, header: &str) -> Option<String> {
-        let prev = self.prev;
+        let value = |name: &str| {
+            let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            is_name.then(|| shown_value(self.prev, name)).flatten()
+        };
+        let locals = self.call_locals(header, &value)?;
+        Some(serde_json::to_value(&locals).ok()?.to_string())
+    }
+
+    /// The locals the call `header` begins binds, each argument's repr given by
+    /// `value` (a literal's is its own); see `bound_arguments`.
+    fn call_locals(
+        &self,
+        header: &str,
+        value: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<crate::state::Vars> {
         let program = self.program;
         let layout = &program.layout;
         let site = self.call_site(header)?;
@@ -690,10 +778,6 @@ impl NextState<'_> {
         if owner != "<module>" && !method {
             return None;
         }
-        let value = |name: &str| {
-            let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
-            is_name.then(|| shown_value(prev, name)).flatten()
-        };
         let before = &site.code[..site.at];
         let receiver = match before.strip_suffix('.') {
             Some(object) if method => {
@@ -707,14 +791,13 @@ impl NextState<'_> {
             None if !method => None,
             _ => return None,
         };
-        let locals = crate::entry::bind_call(
+        crate::entry::bind_call(
             &program.lines.join("\n"),
             site.line,
             receiver.as_deref(),
             &site.code[site.args.clone()],
-            &value,
-        )?;
-        Some(serde_json::to_value(&locals).ok()?.to_string())
+            value,
+        )
     }
 
     /// The globals a fresh call's state shows, where nothing the statement runs before
@@ -846,6 +929,19 @@ impl Returned {
             }
         };
         Some(serde_json::Value::from(repr).to_string())
+    }
+}
+
+/// A binding of `name` to any value whose repr begins with one of `beginnings`.
+fn beginning_with(name: &str, beginnings: &[&str]) -> Binding {
+    let json_start = |b: &&str| {
+        let quoted = serde_json::Value::from(*b).to_string();
+        quoted[..quoted.len() - 1].to_string() // without the closing quote
+    };
+    Binding {
+        name: name.to_string(),
+        options: beginnings.iter().map(json_start).collect(),
+        must_write: false,
     }
 }
 

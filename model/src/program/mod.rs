@@ -11,11 +11,13 @@
 //! - [`flow`]: which line can follow which inside a frame, and where frames start and
 //!   end; also the lines a breakpoint can stop on.
 //! - [`effects`]: which statements can change no object (pure builtins and methods).
+//! - [`kinds`]: how an expression's repr can begin, from its text (a list, a string).
 //! - [`printed`]: what a `print(...)` statement writes.
 //! - [`syntax`]: syntax errors and the lines no run stands on (tree-sitter).
 
 pub mod effects;
 pub mod flow;
+pub mod kinds;
 pub mod layout;
 pub mod lexer;
 mod model;

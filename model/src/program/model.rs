@@ -108,6 +108,15 @@ impl ProgramModel {
         self.flow.can_return(line) || layout::words(text).any(|w| w == "yield")
     }
 
+    /// Whether `name` is Python's builtin of that name where `state` runs: the program
+    /// defines, binds or takes no parameter of that name and the state shows none.
+    pub fn builtin_in(&self, name: &str, state: &State) -> bool {
+        let shown = state.locals.contains_key(name) || state.globals.contains_key(name);
+        let parameter = self.parameters.values().flatten().any(|p| p == name);
+        let bound = (1..=self.lines.len() as u32).any(|line| self.binds(line).contains(name));
+        !shown && !parameter && !bound && !self.defines(name)
+    }
+
     /// Whether a `line` event on `line` can come right after a call made from it
     /// returns. Python reports a line when its first instruction runs or a jump goes
     /// back to it, so a return leads back to its calling line only inside a statement
