@@ -322,10 +322,7 @@ impl NextState<'_> {
         let code = program.code(caller.line).trim();
         let (targets, value) = code.split_once('=')?;
         let value = value.trim();
-        let names: Vec<&str> = unparenthesized_ref(targets)
-            .split(',')
-            .map(str::trim)
-            .collect();
+        let names: Vec<&str> = unparenthesized(targets).split(',').map(str::trim).collect();
         if value.starts_with('=') || !names.iter().all(|n| layout::is_name(n)) {
             return None;
         }
@@ -386,12 +383,9 @@ impl NextState<'_> {
             return None;
         }
         const UNKNOWN: char = '\u{1}';
-        let known = |name: &str| {
-            let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
-            is_name.then(|| shown_value(self.prev, name)).flatten()
-        };
         let locals = self.call_locals(header, &|arg| {
-            Some(known(arg).unwrap_or_else(|| format!("{UNKNOWN}{arg}")))
+            let known = self.shown_name(arg);
+            Some(known.unwrap_or_else(|| format!("{UNKNOWN}{arg}")))
         })?;
         let bindings = locals
             .iter()
@@ -464,7 +458,7 @@ impl NextState<'_> {
         let values: Vec<String> = match names.len() {
             1 => vec![value(values)?],
             n => {
-                let parts = crate::program::lexer::split_top(&unparenthesized(values));
+                let parts = crate::program::lexer::split_top(unparenthesized(values));
                 if parts.len() != n {
                     return None;
                 }
@@ -751,12 +745,14 @@ impl NextState<'_> {
     /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
     /// more than its parameters, a decorator may wrap the function).
     pub fn bound_arguments(&self, header: &str) -> Option<String> {
-        let value = |name: &str| {
-            let is_name = name.chars().all(|c| c.is_alphanumeric() || c == '_');
-            is_name.then(|| shown_value(self.prev, name)).flatten()
-        };
-        let locals = self.call_locals(header, &value)?;
+        let locals = self.call_locals(header, &|arg| self.shown_name(arg))?;
         Some(serde_json::to_value(&locals).ok()?.to_string())
+    }
+
+    /// The value the current state shows for `text` if it is a plain name.
+    fn shown_name(&self, text: &str) -> Option<String> {
+        let is_name = text.chars().all(|c| c.is_alphanumeric() || c == '_');
+        is_name.then(|| shown_value(self.prev, text)).flatten()
     }
 
     /// The locals the call `header` begins binds, each argument's repr given by
@@ -1040,12 +1036,7 @@ pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
 }
 
 /// `text` trimmed, without parentheses that enclose all of it.
-fn unparenthesized(text: &str) -> String {
-    unparenthesized_ref(text).to_string()
-}
-
-/// [`unparenthesized`], borrowed.
-fn unparenthesized_ref(text: &str) -> &str {
+fn unparenthesized(text: &str) -> &str {
     let text = text.trim();
     text.strip_prefix('(')
         .and_then(|t| t.strip_suffix(')'))
