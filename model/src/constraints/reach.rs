@@ -80,6 +80,32 @@ impl NextState<'_> {
         !self.headers(event, false).is_empty()
     }
 
+    /// Whether a forward step from an `if NAME:`, `elif NAME:` or `while NAME:` line
+    /// (or `not NAME`) goes into its block, where the state shows a value of a builtin
+    /// kind whose truth its repr tells (`[]`, `0`, `''`, `None` are false). Testing
+    /// such a value runs no code, so nothing else can happen first.
+    pub fn branch_taken(&self) -> Option<bool> {
+        let prev = self.prev;
+        if !self.action.is_forward_step() || prev.event != Event::Line {
+            return None;
+        }
+        let code = self.program.code(prev.line).trim();
+        let condition = ["if ", "elif ", "while "]
+            .iter()
+            .find_map(|keyword| code.strip_prefix(keyword))?
+            .strip_suffix(':')?
+            .trim();
+        let (negated, name) = match condition.strip_prefix("not ") {
+            Some(name) => (true, name.trim()),
+            None => (false, condition),
+        };
+        if !crate::program::layout::is_name(name) {
+            return None;
+        }
+        let truth = truth_of_repr(&super::shown_value(prev, name)?)?;
+        Some(truth != negated)
+    }
+
     /// The lines a state of this event may stand on, by the program's control flow,
     /// in the one frame where the step's flow is known (its depth); `None`: any line.
     /// Forward: after a line, the lines that can follow it (or, to end the frame, the
@@ -112,11 +138,12 @@ impl NextState<'_> {
                 here,
                 if line_event {
                     let mut lines = flow.after(prev.line)?.clone();
-                    // From a `for` line whose next item is known: into its block or
-                    // out of it.
-                    if let Some(continues) = self.bindings().and_then(|b| b.continues) {
+                    // From a `for` line whose next item is known, or an `if`, `elif`
+                    // or `while` on a shown value: into its block or out of it.
+                    let into = self.bindings().and_then(|b| b.continues);
+                    if let Some(into) = into.or_else(|| self.branch_taken()) {
                         let block = self.program.block(prev.line);
-                        lines.retain(|line| block.contains(line) == continues);
+                        lines.retain(|line| block.contains(line) == into);
                     }
                     lines
                 } else {
@@ -336,4 +363,21 @@ fn depth_digits(trie: &mut Trie, from: NodeId, least: u32) -> NodeId {
         }
     }
     names
+}
+
+/// What `bool()` gives for a value of a builtin kind, from its repr; `None` for any
+/// other value (an object may define its own truth).
+fn truth_of_repr(repr: &str) -> Option<bool> {
+    match repr {
+        "None" | "False" | "''" | "\"\"" | "[]" | "{}" | "()" | "set()" | "b''" => {
+            return Some(false)
+        }
+        "True" => return Some(true),
+        _ => {}
+    }
+    if repr.starts_with(['\'', '"', '[', '{', '(']) {
+        return Some(true); // a non-empty string or container
+    }
+    let number = repr.parse::<f64>().ok()?;
+    Some(number != 0.0)
 }

@@ -175,6 +175,31 @@ z = (f(1) +
 }
 
 #[test]
+fn flow_lines_an_if_or_while_on_a_shown_value_goes_where_its_truth_says() {
+    let source = "\
+def f(xs, n):
+    if xs:
+        n = 1
+    while not n:
+        n = 2
+    return n
+";
+    let p = ProgramModel::of(source);
+    let after = |line: u32, locals: &[(&str, &str)]| {
+        let prev = state(&p, Event::Line, line, "f", &[], locals);
+        let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+        next.flow_lines("<|line|>").map(|(_, lines)| lines)
+    };
+    assert_eq!(after(2, &[("xs", "[]")]), Some(lines(&[4])));
+    assert_eq!(after(2, &[("xs", "[0]")]), Some(lines(&[3])));
+    assert_eq!(after(4, &[("n", "0")]), Some(lines(&[5])));
+    assert_eq!(after(4, &[("n", "'0'")]), Some(lines(&[6])));
+    // An object may define its own truth; a name not shown says nothing.
+    assert_eq!(after(2, &[("xs", "Box(1)")]), Some(lines(&[3, 4])));
+    assert_eq!(after(2, &[]), Some(lines(&[3, 4])));
+}
+
+#[test]
 fn flow_lines_an_if_goes_to_either_branch() {
     let source =
         "def f(n):\n    if n > 0:\n        n = 1\n    else:\n        n = 2\n    return n\n";
