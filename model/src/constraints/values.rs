@@ -5,7 +5,7 @@
 
 use super::{header_frame, immutable, literal_or_shown, shown_value, NextState};
 use crate::language;
-use crate::program::lexer::closing_bracket;
+use crate::program::lexer::{closes_at_end, closing_bracket};
 use crate::program::{effects, layout};
 use crate::{Action, Event};
 use indexmap::IndexMap;
@@ -322,17 +322,17 @@ impl NextState<'_> {
         let code = program.code(caller.line).trim();
         let (targets, value) = code.split_once('=')?;
         let value = value.trim();
-        let names: Vec<&str> = unparenthesized(targets).split(',').map(str::trim).collect();
-        if value.starts_with('=') || !names.iter().all(|n| layout::is_name(n)) {
+        if value.starts_with('=') {
             return None;
         }
+        let names = plain_names(targets)?;
         // `CALLEE(...)` and nothing more, with no other call of that name inside.
         let open = value.find('(')?;
         let callee = &value[..open];
         let last = callee.rsplit('.').next()?;
         let plain_path = callee.split('.').all(layout::is_name);
         let args = &value[open + 1..];
-        let whole = closing_bracket(args).is_some_and(|end| end + 1 == args.len());
+        let whole = closes_at_end(args);
         if !plain_path || last != prev.function || !whole || args.contains(&format!("{last}(")) {
             return None;
         }
@@ -345,15 +345,15 @@ impl NextState<'_> {
             return None;
         }
         let unbindable = program.unbindable(&caller.function);
-        if names.iter().any(|n| unbindable.contains(*n)) {
+        if names.iter().any(|n| unbindable.contains(n)) {
             return None;
         }
         let bindings = names
-            .iter()
+            .into_iter()
             .zip(values)
             .map(|(name, value)| Binding {
-                name: name.to_string(),
                 options: vec![serde_json::Value::from(value).to_string()],
+                name,
                 must_write: true,
             })
             .collect();
@@ -379,14 +379,15 @@ impl NextState<'_> {
     /// parameter's value where its argument is a literal or a shown name, else how its
     /// repr begins where the argument's text says. Under the same conditions as there.
     fn argument_values(&self, header: &str) -> Option<Vec<Binding>> {
-        if self.bound_arguments(header).is_some() {
-            return None;
-        }
         const UNKNOWN: char = '\u{1}';
         let locals = self.call_locals(header, &|arg| {
             let known = self.shown_name(arg);
             Some(known.unwrap_or_else(|| format!("{UNKNOWN}{arg}")))
         })?;
+        // Every argument known: `bound_arguments` gives the locals whole.
+        if !locals.values().any(|value| value.contains(UNKNOWN)) {
+            return None;
+        }
         let bindings = locals
             .iter()
             .filter_map(|(name, value)| match value.strip_prefix(UNKNOWN) {
@@ -1009,8 +1010,7 @@ pub(super) fn header_line(header: &str) -> Option<u32> {
 /// The arguments of `text` if it is one call of `function` (`zip(a, b)`).
 fn call_arguments(text: &str, function: &str) -> Option<Vec<String>> {
     let inner = text.strip_prefix(function)?.strip_prefix('(')?;
-    (closing_bracket(inner)? == inner.len() - 1)
-        .then(|| crate::program::lexer::split_top(&inner[..inner.len() - 1]))
+    closes_at_end(inner).then(|| crate::program::lexer::split_top(&inner[..inner.len() - 1]))
 }
 
 /// `NAMES = VALUES` with plain names for targets (`a, b = ...`, `(a, b) = ...`, or one
@@ -1025,14 +1025,16 @@ pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
         let name = name.trim();
         return layout::is_name(name).then(|| (vec![name.to_string()], values));
     }
+    Some((plain_names(targets)?, values))
+}
+
+/// The names of `a, b` or `(a, b)` as assignment targets, if each is a plain name.
+fn plain_names(targets: &str) -> Option<Vec<String>> {
     let names: Vec<String> = unparenthesized(targets)
         .split(',')
         .map(|n| n.trim().to_string())
         .collect();
-    names
-        .iter()
-        .all(|n| layout::is_name(n))
-        .then_some((names, values))
+    names.iter().all(|n| layout::is_name(n)).then_some(names)
 }
 
 /// `text` trimmed, without parentheses that enclose all of it.

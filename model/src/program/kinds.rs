@@ -4,7 +4,7 @@
 //! value is computed; where the text does not settle the kind, nothing is said.
 
 use super::layout;
-use super::lexer::{closing_bracket, code_chars, split_top};
+use super::lexer::{closes_at_end, code_chars, split_top};
 
 /// Builtins whose result's kind is fixed, by the beginnings of its repr.
 const BUILTIN_KINDS: &[(&str, &[&str])] = &[
@@ -93,8 +93,8 @@ pub fn repr_beginnings(
             return closes_at_end(inner).then_some(kinds);
         }
     }
-    // A call of a builtin, or of a method of a string.
-    // The call that ends the expression (`split` in `s.strip().split(',')`).
+    // The call that ends the expression (`split` in `s.strip().split(',')`): of a
+    // builtin, or of a method of a string.
     let (open, _) = expr
         .match_indices('(')
         .find(|&(at, _)| closes_at_end(&expr[at + 1..]))?;
@@ -115,11 +115,6 @@ pub fn repr_beginnings(
 /// `s.strip().lower()`).
 fn is_str_call(expr: &str, builtin: &dyn Fn(&str) -> bool, is_str: &dyn Fn(&str) -> bool) -> bool {
     repr_beginnings(expr, builtin, is_str) == Some(STR)
-}
-
-/// Whether `text` (after an opening bracket) closes that bracket at its very end.
-fn closes_at_end(text: &str) -> bool {
-    closing_bracket(text).is_some_and(|at| at + 1 == text.len())
 }
 
 /// Whether `expr` is one string literal (`'a'`, `f"{x}"`, `r'\d'`): nothing of it

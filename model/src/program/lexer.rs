@@ -152,6 +152,11 @@ pub fn closing_bracket(text: &str) -> Option<usize> {
         .map(|(at, _, _)| at)
 }
 
+/// Whether `text` (after an opening bracket) closes that bracket at its very end.
+pub fn closes_at_end(text: &str) -> bool {
+    closing_bracket(text).is_some_and(|at| at + 1 == text.len())
+}
+
 /// For each of the first `count` lines: whether a logical line (a statement, or a
 /// clause header) starts on it, rather than continuing one from the line before
 /// inside brackets, a triple-quoted string or after a backslash.

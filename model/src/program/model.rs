@@ -31,6 +31,9 @@ pub struct ProgramModel {
     /// The functions whose frame surely starts when called by name (see
     /// `plain_function`), worked out once: steps ask at every line.
     plain_functions: BTreeSet<String>,
+    /// Every name a line, a parameter or a definition of the program binds, worked
+    /// out once (see `builtin_in`).
+    bound_anywhere: BTreeSet<String>,
 }
 
 impl ProgramModel {
@@ -68,7 +71,14 @@ impl ProgramModel {
                 })
             }),
             plain_functions: BTreeSet::new(),
+            bound_anywhere: BTreeSet::new(),
         };
+        model.bound_anywhere = (1..=model.lines.len() as u32)
+            .flat_map(|line| model.binds(line))
+            .chain(model.parameters.values().flatten().cloned())
+            .chain(model.layout.calls.values().cloned())
+            .chain(model.layout.classes.values().cloned())
+            .collect();
         model.plain_functions = (model.layout.calls.values())
             .filter(|f| model.plain_function(f))
             .cloned()
@@ -112,9 +122,7 @@ impl ProgramModel {
     /// defines, binds or takes no parameter of that name and the state shows none.
     pub fn builtin_in(&self, name: &str, state: &State) -> bool {
         let shown = state.locals.contains_key(name) || state.globals.contains_key(name);
-        let parameter = self.parameters.values().flatten().any(|p| p == name);
-        let bound = (1..=self.lines.len() as u32).any(|line| self.binds(line).contains(name));
-        !shown && !parameter && !bound && !self.defines(name)
+        !shown && !self.bound_anywhere.contains(name)
     }
 
     /// Whether a `line` event on `line` can come right after a call made from it
