@@ -437,7 +437,7 @@ pub fn check_grammar<M: Decoder>(
             let Some(state) = truth.state() else {
                 break;
             };
-            footprints.record(current, action, Some(state));
+            footprints.record(context.program(), current, action, Some(state));
             current = state;
         }
     }

@@ -109,29 +109,112 @@ struct Tail {
 }
 
 /// How the run came to the states the debugger has seen, as far as forward steps tell:
-/// the last state one forward step reached and the state it came from, and per depth
-/// the caller of each frame entered by a forward step. The grammar reads from them the
-/// way into a loop's line and what a caller keeps when a call returns to it.
+/// the last state one forward step reached and the state it came from, per depth the
+/// caller of each frame entered by a forward step, and how far the `for` loops of the
+/// frames have gone. The grammar reads from them the way into a loop's line, the item
+/// it binds next, and what a caller keeps when a call returns to it.
 #[derive(Clone, Debug, Default)]
 pub struct Footprints {
     reached: Option<(State, State)>,
     entered: std::collections::BTreeMap<u32, State>,
+    /// Per frame (by depth) and `for` line: how many items the loop has bound since
+    /// it began, where every step since is known (a list with equal items does not
+    /// say by its values where the loop stands).
+    rounds: std::collections::BTreeMap<(u32, u32), usize>,
+    /// The state the last step was recorded from, and the footprints before it: a
+    /// step recorded from the same state again (the true outcome after a predicted
+    /// one; a step after a look-ahead for a breakpoint) replaces that record.
+    last: Option<Box<(State, Footprints)>>,
 }
 
 impl Footprints {
     /// Note that `action` from `from` led to `to` (`None`: the program ended).
-    pub fn record(&mut self, from: &State, action: &Action, to: Option<&State>) {
+    pub fn record(
+        &mut self,
+        program: &ProgramModel,
+        from: &State,
+        action: &Action,
+        to: Option<&State>,
+    ) {
+        if let Some(last) = self.last.take() {
+            let (last_from, before) = *last;
+            if &last_from == from {
+                *self = before;
+            }
+        }
+        let before = self.clone();
+        self.last = Some(Box::new((from.clone(), before)));
         let Some(to) = to else {
             self.entered.clear();
+            self.rounds.clear();
             return;
         };
+        self.count_rounds(program, from, action, to);
         self.entered.retain(|&depth, _| depth <= to.depth);
+        self.rounds.retain(|&(depth, _), _| depth <= to.depth);
         if action.is_forward_step() {
             self.reached = Some((to.clone(), from.clone()));
             if to.event == Event::Call && to.depth == from.depth + 1 {
                 self.entered.insert(to.depth, from.clone());
             }
         }
+    }
+
+    /// Keeps `rounds` over one step. Only Step Into and Step Over are followed line by
+    /// line; any other step may have gone round a loop unseen, so it forgets them all.
+    fn count_rounds(&mut self, program: &ProgramModel, from: &State, action: &Action, to: &State) {
+        if !matches!(action, Action::StepInto | Action::StepOver) {
+            self.rounds.clear();
+            return;
+        }
+        let for_line = |state: &State| {
+            let code = program.code(state.line).trim();
+            state.event == Event::Line && code.starts_with("for ") && code.ends_with(':')
+        };
+        let same_frame = from.depth == to.depth && from.function == to.function;
+        if for_line(from) {
+            let key = (from.depth, from.line);
+            let into_block = same_frame
+                && to.event == Event::Line
+                && program.block(from.line).contains(&to.line);
+            match self.rounds.get_mut(&key) {
+                Some(round) if into_block => *round += 1,
+                _ => {
+                    self.rounds.remove(&key);
+                }
+            }
+        }
+        if for_line(to) {
+            // Where the frame was before the step: `from`, or the line whose call
+            // has just returned.
+            let before = if same_frame {
+                Some(from.line)
+            } else if from.event == Event::Return && from.depth == to.depth + 1 {
+                self.entered.get(&from.depth).map(|caller| caller.line)
+            } else {
+                None
+            };
+            let key = (to.depth, to.line);
+            match before {
+                // From inside its block the loop goes round: its count stands.
+                Some(line) if program.block(to.line).contains(&line) => {}
+                // From before it, the loop begins.
+                Some(line) if line != to.line => {
+                    self.rounds.insert(key, 0);
+                }
+                _ => {
+                    self.rounds.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// How many items the `for` loop on `state`'s line has bound since it began, where
+    /// every step since is known.
+    pub fn round(&self, state: &State) -> Option<usize> {
+        (state.event == Event::Line)
+            .then(|| self.rounds.get(&(state.depth, state.line)).copied())
+            .flatten()
     }
 
     /// The state one forward step before `state`, where that is how it was reached.
@@ -191,6 +274,13 @@ pub struct ProgramContext<M: Decoder = CpuModel> {
     /// How the run came to the states predicted and observed. (Kept apart from the
     /// tail, which a breakpoint check in between replaces.)
     footprints: Footprints,
+}
+
+impl<M: Decoder> ProgramContext<M> {
+    /// What the program's text says, as the grammar reads it.
+    pub fn program(&self) -> &ProgramModel {
+        &self.text
+    }
 }
 
 impl Predictor<CpuModel> {
@@ -374,7 +464,7 @@ impl<M: Decoder> Predictor<M> {
         });
         context
             .footprints
-            .record(current, action, prediction.outcome.state());
+            .record(&context.text, current, action, prediction.outcome.state());
         Ok(prediction)
     }
 
@@ -765,7 +855,9 @@ impl<M: Decoder> Predictor<M> {
         );
         context.tail = None;
         context.last_prompt = None;
-        context.footprints.record(current, action, Some(&guess));
+        context
+            .footprints
+            .record(&context.text, current, action, Some(&guess));
         Prediction {
             outcome: Outcome::State { state: guess },
             probability: 0.0,
@@ -950,7 +1042,9 @@ impl<M: Decoder> Predictor<M> {
         let Some(state) = truth.state() else {
             return Ok(());
         };
-        context.footprints.record(&current, &action, Some(state));
+        context
+            .footprints
+            .record(&context.text, &current, &action, Some(state));
         let text = self.render_step(&current, &action, truth);
         let text = text.strip_suffix(language::ACTION_SEP).unwrap_or(&text);
         let tokens = self.encode(text)?;
@@ -1040,7 +1134,8 @@ impl<'a, M: Decoder> Grammar<'a, M> {
         Grammar {
             predictor,
             next: NextState::new(program, prev, came_from, caller, action)
-                .writing(predictor.config.trace_locals),
+                .writing(predictor.config.trace_locals)
+                .in_round(footprints.round(prev)),
             bodies: Default::default(),
             headers: Default::default(),
         }
@@ -1876,5 +1971,46 @@ mod tests {
         let check = Action::Breakpoint([4].into_iter().collect());
         let _ = predictor.predict_one(&mut context, &header, &check);
         assert_eq!(context.footprints.reached, way_in);
+    }
+
+    #[test]
+    fn footprints_count_the_items_a_loop_has_bound() {
+        let source = "def f(s):\n    n = 0\n    for c in s:\n        n += 1\n    return n\n";
+        let program = ProgramModel::of(source);
+        let at = |line: u32| State {
+            event: Event::Line,
+            line,
+            source: program.code(line).into(),
+            function: "f".into(),
+            depth: 1,
+            stack: Vec::new(),
+            locals: IndexMap::new(),
+            globals: IndexMap::new(),
+            value: None,
+            stdout: String::new(),
+        };
+        let mut footprints = Footprints::default();
+        let walk = |footprints: &mut Footprints, lines: &[u32], action: &Action| {
+            for pair in lines.windows(2) {
+                footprints.record(&program, &at(pair[0]), action, Some(&at(pair[1])));
+            }
+        };
+        // From before the loop, then round it twice.
+        walk(&mut footprints, &[2, 3], &Action::StepInto);
+        assert_eq!(footprints.round(&at(3)), Some(0));
+        walk(&mut footprints, &[3, 4, 3, 4, 3], &Action::StepOver);
+        assert_eq!(footprints.round(&at(3)), Some(2));
+        // A predicted step recorded again with its true outcome counts once.
+        footprints.record(&program, &at(3), &Action::StepInto, Some(&at(4)));
+        footprints.record(&program, &at(3), &Action::StepInto, Some(&at(4)));
+        walk(&mut footprints, &[4, 3], &Action::StepInto);
+        assert_eq!(footprints.round(&at(3)), Some(3));
+        // A Continue may have gone round unseen.
+        footprints.record(&program, &at(3), &Action::Continue, Some(&at(3)));
+        assert_eq!(footprints.round(&at(3)), None);
+        // Out of the loop, and in again from before it: counting starts again.
+        walk(&mut footprints, &[3, 5], &Action::StepInto);
+        walk(&mut footprints, &[2, 3], &Action::StepInto);
+        assert_eq!(footprints.round(&at(3)), Some(0));
     }
 }

@@ -65,7 +65,7 @@ fn admits_every_true_outcome(form: Locals) {
         let mut footprints = Footprints::default();
         for (i, state) in states.iter().enumerate().take(STATES_PER_PROGRAM) {
             if let Some(from) = i.checked_sub(1).map(|k| &states[k]) {
-                footprints.record(from, &Action::StepInto, Some(state));
+                footprints.record(context.program(), from, &Action::StepInto, Some(state));
             }
             for action in &actions {
                 let truth = run.tree.outcome(i, action);
@@ -197,6 +197,7 @@ impl Traced {
         let mut footprints = Footprints::default();
         if knows_the_way_in {
             footprints.record(
+                self.context.program(),
                 &self.states[k - 1],
                 &Action::StepInto,
                 Some(&self.states[k]),
@@ -226,17 +227,18 @@ fn a_loop_variable_takes_the_first_item_then_the_next() {
     assert!(!t.admits(first, true, &[("c", "'-'")]));
     // Going round again (from line 4, after `c` was 'a'): only the item after it,
     // which the step's diff of locals must write (an unchanged 'a' is left out of it);
-    // where the way in is unknown, that or the first (the loop may start again).
+    // where the way in is unknown, the same: no loop encloses this one and no other
+    // line binds `c`, so a bound `c` says the loop has begun.
     let again = on_header[1];
     assert_eq!(t.states[again - 1].line, 4);
     assert!(t.admits(again, true, &[("c", "'-'")]));
     assert!(!t.admits(again, true, &[("c", "'b'")]));
     assert!(!t.admits(again, true, &[("c", "'a'")]));
     assert!(t.admits(again, false, &[("c", "'-'")]));
-    assert!(t.admits(again, false, &[("c", "'a'")]));
+    assert!(!t.admits(again, false, &[("c", "'a'")]));
     assert!(!t.admits(again, false, &[("c", "'b'")]));
     // With an item left the loop goes into its block (whichever way it came); after
-    // the last it ends (unless it may be starting again).
+    // the last it ends.
     let to_line = |line: u32, text: &'static str| {
         move |state: &mut neural_model::State| {
             state.line = line;
@@ -249,13 +251,63 @@ fn a_loop_variable_takes_the_first_item_then_the_next() {
     assert_eq!(t.states[last + 1].line, 5);
     assert!(t.admits(last, true, &[]));
     assert!(!t.admits_edited(last, true, to_line(4, "        out += c")));
-    // Not knowing the way in, the loop may be starting again, with the first item.
+    // Not knowing the way in, still no second start: the loop begins once.
     let again_from_the_start = |state: &mut neural_model::State| {
         to_line(4, "        out += c")(state);
         state.locals.insert("c".into(), "'a'".into());
     };
-    assert!(t.admits_edited(last, false, again_from_the_start));
+    assert!(!t.admits_edited(last, false, again_from_the_start));
     assert!(!t.admits_edited(last, false, to_line(4, "        out += c")));
+}
+
+#[test]
+fn a_loop_inside_a_loop_may_begin_again_where_the_way_in_is_unknown() {
+    let source = "def spell(words):\n    out = ''\n    for w in words:\n        for c in w:\n            out += c\n    return out\n";
+    let t = Traced::new("spell2", source, "spell(['ab', 'cd'])");
+    // The inner loop's line, going round after `c` was 'a'.
+    let again = t.on_line(4)[1];
+    assert_eq!(t.states[again - 1].line, 5);
+    assert!(t.admits(again, true, &[("c", "'b'")]));
+    assert!(!t.admits(again, true, &[("c", "'a'")]));
+    // Not knowing the way in, it may be beginning again, with the first item.
+    assert!(t.admits(again, false, &[("c", "'a'")]));
+}
+
+#[test]
+fn a_loop_over_equal_items_goes_on_from_its_count() {
+    let source =
+        "def spell(word):\n    out = ''\n    for c in word:\n        out += c\n    return out\n";
+    let t = Traced::new("spell3", source, "spell('a-b-c')");
+    // Walk the run from its entry, as a session steps, up to the loop's line after
+    // the second '-': only the count since the loop began says 'c' comes next.
+    let third_dash = t.on_line(3)[4];
+    let mut footprints = Footprints::default();
+    for k in 1..=third_dash {
+        let program = t.context.program();
+        footprints.record(
+            program,
+            &t.states[k - 1],
+            &Action::StepInto,
+            Some(&t.states[k]),
+        );
+    }
+    let admits = |c: &str| {
+        let mut outcome = t.run.tree.outcome(third_dash, &Action::StepInto);
+        if let neural_model::Outcome::State { state } = &mut outcome {
+            state.locals.insert("c".into(), c.into());
+        }
+        t.predictor
+            .grammar_admits(
+                &t.context,
+                &t.states[third_dash],
+                &footprints,
+                &Action::StepInto,
+                &outcome,
+            )
+            .is_ok()
+    };
+    assert!(admits("'c'"));
+    assert!(!admits("'b'"));
 }
 
 #[test]
@@ -282,7 +334,8 @@ def pairs(xs, d):
         let again = t.on_line(line)[1];
         assert!(t.admits(again, true, &[right]), "line {line}");
         assert!(!t.admits(again, true, &[wrong]), "line {line}");
-        assert!(t.admits(again, false, &[wrong]), "line {line}");
+        // The way in unknown, the same: each loop begins once in its frame.
+        assert!(!t.admits(again, false, &[wrong]), "line {line}");
     }
 }
 
@@ -392,7 +445,12 @@ def run(k):
         // The step into the call, from the caller's line.
         let mut footprints = Footprints::default();
         if let Some(k) = caller {
-            footprints.record(&s[k], &Action::StepInto, Some(&s[k + 1]));
+            footprints.record(
+                t.context.program(),
+                &s[k],
+                &Action::StepInto,
+                Some(&s[k + 1]),
+            );
         }
         t.predictor
             .grammar_admits(
@@ -453,7 +511,12 @@ def run(k):
         let mut footprints = Footprints::default();
         if knows_caller {
             let call = call_of(function);
-            footprints.record(&s[call - 1], &Action::StepInto, Some(&s[call]));
+            footprints.record(
+                t.context.program(),
+                &s[call - 1],
+                &Action::StepInto,
+                Some(&s[call]),
+            );
         }
         t.predictor
             .grammar_admits(

@@ -62,6 +62,9 @@ pub struct NextState<'a> {
     /// The state that called `prev`'s frame, at the call, where known.
     pub caller: Option<&'a State>,
     pub action: &'a Action,
+    /// How many items the `for` loop on `prev`'s line has bound since it began, where
+    /// known (see `crate::infer::Footprints`).
+    pub round: Option<usize>,
     /// A breakpoint action lands on a `line` state on one of these lines (or ends).
     pub breakpoints: Option<&'a BTreeSet<u32>>,
     /// What the next state keeps of one seen before (see `kept_values`).
@@ -89,6 +92,7 @@ impl<'a> NextState<'a> {
             came_from,
             caller,
             action,
+            round: None,
             breakpoints: action.breakpoint_lines(),
             kept: OnceCell::new(),
             bindings: OnceCell::new(),
@@ -100,6 +104,11 @@ impl<'a> NextState<'a> {
     /// The same, for a model that writes its locals as `locals` says.
     pub fn writing(self, locals: Locals) -> Self {
         NextState { locals, ..self }
+    }
+
+    /// The same, where the loop on `prev`'s line is known to have bound `round` items.
+    pub fn in_round(self, round: Option<usize>) -> Self {
+        NextState { round, ..self }
     }
 }
 

@@ -767,6 +767,51 @@ b.put(3)
 }
 
 #[test]
+fn bound_arguments_a_constructor_binds_a_fresh_instance() {
+    let source = "\
+class Base:
+    pass
+
+class Meter(Base):
+    def __init__(self, start):
+        self.total = start
+
+m = Meter(5)
+";
+    let p = ProgramModel::of(source);
+    let prev = module_line(&p, 8, &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        next.bound_arguments("<|call|>5 1 __init__").as_deref(),
+        Some(r#"{"self":"Meter()","start":"5"}"#)
+    );
+    // A class that writes its own repr: `self` is the model's to write, `start` not.
+    let own = source.replace(
+        "        self.total = start\n",
+        "        self.total = start\n    def __repr__(self):\n        return 'M'\n",
+    );
+    let p = ProgramModel::of(&own);
+    let prev = module_line(&p, 10, &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.bound_arguments("<|call|>5 1 __init__"), None);
+    let values = next
+        .values("<|call|>5 1 __init__", false)
+        .expect("the argument binds");
+    let named: Vec<(&str, &[String])> = values
+        .targets
+        .iter()
+        .map(|t| (t.name.as_str(), t.options.as_slice()))
+        .collect();
+    assert_eq!(named, vec![("start", &["\"5\"".to_string()][..])]);
+    // A builtin base has its own repr.
+    let listed = source.replace("class Base:", "class Base(list):");
+    let p = ProgramModel::of(&listed);
+    let prev = module_line(&p, 8, &[]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.bound_arguments("<|call|>5 1 __init__"), None);
+}
+
+#[test]
 fn bound_arguments_only_for_a_step_into() {
     let p = ProgramModel::of(CALLS);
     let prev = module_line(&p, 6, &[("x", "5")]);
@@ -985,11 +1030,75 @@ fn bindings_a_loop_going_round_takes_the_next_item() {
 
 #[test]
 fn bindings_a_loop_whose_way_in_is_unknown_may_start_again() {
+    // In a loop of its frame, the inner loop begins again each time round.
+    let source = "def f(xs):\n    while xs:\n        for x in xs:\n            print(x)\n        xs = xs[1:]\n";
+    let p = ProgramModel::of(source);
+    let locals = [("xs", "[1, 2, 3]"), ("x", "1")];
+    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("x", &["1", "2"])]));
+}
+
+#[test]
+fn bindings_a_loop_that_begins_once_has_begun_where_its_variable_is_bound() {
     let p = ProgramModel::of(LOOP);
     let locals = [("xs", "[1, 2, 3]"), ("total", "1"), ("x", "1")];
     let prev = state(&p, Event::Line, 3, "f", &[], &locals);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("x", &["2"])]));
+    // Not where another line binds the variable first: it may not have begun.
+    let source = "def f(xs):\n    x = 1\n    for x in xs:\n        print(x)\n";
+    let p = ProgramModel::of(source);
+    let prev = state(
+        &p,
+        Event::Line,
+        3,
+        "f",
+        &[],
+        &[("xs", "[1, 2, 3]"), ("x", "1")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     assert_eq!(options(next.bindings()), named(&[("x", &["1", "2"])]));
+}
+
+#[test]
+fn bindings_a_list_is_reordered_under_a_loop_only_by_what_the_loop_runs() {
+    // `pop` elsewhere in the program cannot reach the loop's list.
+    let source = "def f(xs):\n    for x in xs:\n        print(x)\n    xs.pop()\n";
+    let p = ProgramModel::of(source);
+    let locals = [("xs", "[1, 2, 3]"), ("x", "1")];
+    let prev = state(&p, Event::Line, 2, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("x", &["2"])]));
+    // A function the loop calls can.
+    let source = "def g(xs):\n    xs.pop(0)\n\ndef f(xs):\n    for x in xs:\n        g(xs)\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 5, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("x", &["1", "2", "3"])]));
+}
+
+#[test]
+fn bindings_a_loop_over_equal_items_goes_on_from_its_count() {
+    let source = "def f(s):\n    for c in s:\n        print(c)\n";
+    let p = ProgramModel::of(source);
+    let prev = state(
+        &p,
+        Event::Line,
+        2,
+        "f",
+        &[],
+        &[("s", "'a-b-c'"), ("c", "'-'")],
+    );
+    // Its values alone: `'-'` comes before `'b'` and before `'c'`.
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("c", &["'b'", "'c'"])]));
+    // Four items bound since the loop began: the fifth comes next.
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver).in_round(Some(4));
+    assert_eq!(options(next.bindings()), named(&[("c", &["'c'"])]));
+    // A count that does not fit the values is not believed.
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver).in_round(Some(3));
+    assert_eq!(options(next.bindings()), named(&[("c", &["'b'", "'c'"])]));
 }
 
 #[test]

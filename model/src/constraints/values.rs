@@ -632,6 +632,13 @@ impl NextState<'_> {
             }
             _ => None,
         };
+        // Where the step before is unknown, bound variables still say the loop has
+        // begun if it can begin only once.
+        let starts = starts.or_else(|| {
+            program
+                .loop_begins_once(prev.line, targets)
+                .then_some(false)
+        });
         if (rebinds_iterable || changes_a_copy) && starts != Some(true) {
             return None;
         }
@@ -646,7 +653,7 @@ impl NextState<'_> {
             });
         }
         if reads.live_list
-            && (program.reorders_lists
+            && (program.may_reorder_lists(block.clone())
                 || block
                     .clone()
                     .any(|line| assigns_an_item(program.code(line))))
@@ -657,6 +664,17 @@ impl NextState<'_> {
         // The values are not an item's: they changed in ways not foreseen here.
         if !rows.contains(&current) {
             return Some(unknown);
+        }
+        // Where the steps since the loop began are known, its count says which item
+        // comes next, though equal items come before it.
+        if let Some(round) = self
+            .round
+            .filter(|&r| r > 0 && rows.get(r - 1) == Some(&current))
+        {
+            return Some(Next {
+                continues: Some(round < rows.len()),
+                items: rows.get(round).map(|next| vec![next.clone()]),
+            });
         }
         let mut next: Vec<Vec<String>> = rows
             .windows(2)
@@ -717,7 +735,12 @@ impl NextState<'_> {
         if rebinds || code.contains(":=") {
             return None;
         }
-        let pattern = format!("{function}(");
+        // A constructor's `__init__` is called by its class's name.
+        let called = match function {
+            "__init__" => program.layout.scope.get(line as usize - 1)?.as_str(),
+            _ => function,
+        };
+        let pattern = format!("{called}(");
         let sites: Vec<usize> = code
             .match_indices(&pattern)
             .map(|(at, _)| at)
@@ -776,8 +799,19 @@ impl NextState<'_> {
             return None;
         }
         let before = &site.code[..site.at];
+        let constructs = method
+            && program
+                .layout
+                .calls
+                .get(&site.line)
+                .is_some_and(|f| f == "__init__");
         let receiver = match before.strip_suffix('.') {
-            Some(object) if method => {
+            // `Class(...)`: `self` is the fresh instance, shown as far as it can be.
+            None if constructs => Some(match program.fresh_instance_repr(owner) {
+                Some(fresh) => fresh,
+                None => value(&format!("{owner}(...)"))?,
+            }),
+            Some(object) if method && !constructs => {
                 let name = layout::trailing_name(object);
                 let attribute = object[..object.len() - name.len()].ends_with('.');
                 if name.is_empty() || attribute {

@@ -128,6 +128,11 @@ struct Statement {
     declaration: bool,
     /// Indices of the statements of its block.
     body: Vec<usize>,
+    /// Lines after the first on which nothing begins (see `silent_lines`).
+    silent: Lines,
+    /// Over several lines, the statement runs code of its first line first (see
+    /// `first_line_runs_first`): from elsewhere, a step reaches that line.
+    enters_at_first: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -263,12 +268,108 @@ fn statements(source: &str) -> Vec<Statement> {
             inline,
             docstring,
             body: Vec::new(),
+            silent: silent_lines(&text, i as u32 + 1),
+            enters_at_first: last > i
+                && matches!(keyword, Keyword::Other | Keyword::Return | Keyword::Raise)
+                && !docstring
+                && first_line_runs_first(text.trim_start()),
         });
         if keyword.compound() && inline.is_none() {
             open.push((indent, index));
         }
     }
     statements
+}
+
+/// The lines after the first of a statement's `text` (which begins on line `first`)
+/// on which no expression begins: blank, a comment, the inside or end of a string,
+/// or only closing brackets, commas and colons. Python reports a line where an
+/// instruction's expression begins, so no event stands on them.
+fn silent_lines(text: &str, first: u32) -> Lines {
+    let mut speaks = vec![false; text.lines().count()];
+    let mut line = 0;
+    let mut before = Kind::Code;
+    for ch in chars(text) {
+        let opens_string = ch.kind == Kind::Quote && !matches!(before, Kind::Text | Kind::Quote);
+        let begins_code = ch.kind == Kind::Code
+            && !ch.c.is_whitespace()
+            && !matches!(ch.c, ')' | ']' | '}' | ',' | ':' | '\\');
+        if let Some(speaks) = speaks.get_mut(line) {
+            *speaks |= opens_string || begins_code;
+        }
+        if ch.c == '\n' {
+            line += 1;
+        }
+        before = ch.kind;
+    }
+    (1..speaks.len())
+        .filter(|&k| !speaks[k])
+        .map(|k| first + k as u32)
+        .collect()
+}
+
+/// Whether a simple statement over several lines (`text`) runs code of its first line
+/// before any other: Python evaluates its value left to right, so where nothing
+/// reorders evaluation (a conditional expression, a comprehension, a lambda, `:=`, a
+/// string over lines) the first leaf after its keyword and assignment targets (which
+/// are stored last) runs first. True where that leaf (a name, a number or a string)
+/// is on the first line.
+fn first_line_runs_first(text: &str) -> bool {
+    let code: String = chars(text)
+        .filter(|ch| ch.kind == Kind::Code)
+        .map(|ch| ch.c)
+        .collect();
+    let reorders = crate::program::layout::words(&code).any(|w| {
+        matches!(
+            w,
+            "if" | "else" | "for" | "lambda" | "yield" | "await" | "async"
+        )
+    });
+    let string_over_lines = chars(text).any(|ch| ch.kind == Kind::Text && ch.c == '\n');
+    if reorders || code.contains(":=") || string_over_lines {
+        return false;
+    }
+    let first = text.lines().next().unwrap_or("");
+    let first = ["return ", "raise "]
+        .iter()
+        .find_map(|k| first.strip_prefix(k))
+        .unwrap_or(first);
+    // Past the last assignment on the line at the top level (`a = b = f(`, `x += (`).
+    let chars: Vec<_> = chars(first).collect();
+    let assigned = chars.iter().enumerate().rev().find(|(k, ch)| {
+        let next = chars.get(k + 1).map(|c| c.c);
+        let before = k.checked_sub(1).map(|b| chars[b].c);
+        ch.kind == Kind::Code
+            && ch.c == '='
+            && ch.depth == 0
+            && next != Some('=')
+            && !matches!(before, Some('=' | '!' | '<' | '>'))
+    });
+    let value = assigned.map_or(&chars[..], |(k, _)| &chars[k + 1..]);
+    let mut before = Kind::Code;
+    let mut word = String::new();
+    let mut leaf = false;
+    for ch in value.iter().chain(std::iter::once(&lexer_end())) {
+        leaf |= ch.kind == Kind::Quote && !matches!(before, Kind::Text | Kind::Quote);
+        if ch.kind == Kind::Code && crate::program::layout::is_name_char(ch.c) {
+            word.push(ch.c);
+        } else if !word.is_empty() {
+            leaf |= !matches!(word.as_str(), "not" | "and" | "or" | "in" | "is");
+            word.clear();
+        }
+        before = ch.kind;
+    }
+    leaf
+}
+
+/// A character past the end of a text, which ends its last word.
+fn lexer_end() -> crate::program::lexer::Char {
+    crate::program::lexer::Char {
+        at: usize::MAX,
+        c: ' ',
+        depth: 0,
+        kind: Kind::Code,
+    }
 }
 
 /// Where a compound statement's header ends: its first `:` outside brackets, strings
@@ -304,13 +405,16 @@ impl Walk<'_> {
     fn lines(&self, i: usize) -> Lines {
         let s = &self.statements[i];
         let last = if s.docstring { s.first } else { s.last };
-        (s.first..=last).collect()
+        (s.first..=last).filter(|l| !s.silent.contains(l)).collect()
     }
 
     /// The lines whose events may start the statement group beginning at `i`.
     fn entry(&self, i: usize) -> Lines {
-        let mut lines = self.lines(i);
         let s = &self.statements[i];
+        if s.enters_at_first {
+            return Lines::from([s.first]);
+        }
+        let mut lines = self.lines(i);
         if s.keyword == Keyword::Try && s.inline.is_none() {
             lines.extend(self.block_entry(&s.body, false));
         }
@@ -688,9 +792,49 @@ f([1, 2])
     #[test]
     fn statements_over_several_lines_report_any_of_them() {
         let flow = Flow::of("x = [\n    1,\n    2,\n]\ny = x\n");
-        assert_eq!(after(&flow, 1), vec![1, 2, 3, 4, 5]);
-        assert_eq!(after(&flow, 3), vec![1, 2, 3, 4, 5]);
+        // Not the closing bracket: no expression begins there.
+        assert_eq!(after(&flow, 1), vec![1, 2, 3, 5]);
+        assert_eq!(after(&flow, 3), vec![1, 2, 3, 5]);
         assert_eq!(flow.statement(2), (1..=4).collect());
+    }
+
+    #[test]
+    fn no_event_stands_where_nothing_begins() {
+        // Found in a session on a TheAlgorithms function: a return over three lines
+        // was predicted to stop first on its closing bracket.
+        let source =
+            "x = foo(\n    a,  # the first\n\n    \"\"\"text\n    more\"\"\",\n    b\n)\ny = x\n";
+        let flow = Flow::of(source);
+        assert_eq!(after(&flow, 1), vec![1, 2, 4, 6, 8]);
+        assert_eq!(flow.statement(7), (1..=7).collect());
+    }
+
+    #[test]
+    fn a_statement_whose_first_line_runs_first_is_entered_there() {
+        // Found in a session on a TheAlgorithms function: a return over three lines
+        // was predicted to stop first on its second line.
+        let flow = Flow::of("x = 0\ndef f(a, b):\n    return (a - b) * (\n        b - a\n    )\n");
+        assert_eq!(flow.first(2).unwrap(), &Lines::from([3]));
+        assert_eq!(after(&flow, 3), vec![3, 4]);
+        // The value's first leaf is not on the first line, or evaluation is reordered.
+        for source in [
+            "x = (\n    1 + y\n)\n",
+            "x = [\n    y\n]\n",
+            "x = not (\n    y\n)\n",
+            "x = [v for v in\n    ys]\n",
+            "x = a if (\n    b) else c\n",
+        ] {
+            let flow = Flow::of(source);
+            assert_eq!(flow.first(1).unwrap(), &Lines::from([1, 2]), "{source}");
+        }
+        for source in [
+            "a.b = c = foo(\n    y\n)\n",
+            "x += f(\n    y)\n",
+            "raise E(\n    y)\n",
+        ] {
+            let flow = Flow::of(source);
+            assert_eq!(flow.first(1).unwrap(), &Lines::from([1]), "{source}");
+        }
     }
 
     #[test]

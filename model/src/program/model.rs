@@ -25,9 +25,9 @@ pub struct ProgramModel {
     pub rebinds_from_afar: bool,
     /// Functions a line may call without naming them (see `layout::called_from_afar`).
     pub called_from_afar: BTreeSet<String>,
-    /// Some line removes, inserts, reorders or deletes items (`pop`, `sort`, `del`, ...):
-    /// a list may change under a loop other than by appending.
-    pub reorders_lists: bool,
+    /// The lines that may remove, insert, reorder or delete items (`pop`, `sort`,
+    /// `del`, ...): where a list may change under a loop other than by appending.
+    reordering_lines: BTreeSet<u32>,
     /// The functions whose frame surely starts when called by name (see
     /// `plain_function`), worked out once: steps ask at every line.
     plain_functions: BTreeSet<String>,
@@ -61,15 +61,19 @@ impl ProgramModel {
             rebinds_from_afar: source
                 .lines()
                 .any(|line| layout::words(line).any(|w| w == "global" || w == "nonlocal")),
-            reorders_lists: source.lines().any(|line| {
-                let code = line.split(" #").next().unwrap_or(line);
-                layout::words(code).any(|w| {
-                    matches!(
-                        w,
-                        "insert" | "remove" | "pop" | "sort" | "reverse" | "clear" | "del"
-                    )
+            reordering_lines: (1..)
+                .zip(source.lines())
+                .filter(|(_, line)| {
+                    let code = line.split(" #").next().unwrap_or(line);
+                    layout::words(code).any(|w| {
+                        matches!(
+                            w,
+                            "insert" | "remove" | "pop" | "sort" | "reverse" | "clear" | "del"
+                        )
+                    })
                 })
-            }),
+                .map(|(number, _)| number)
+                .collect(),
             plain_functions: BTreeSet::new(),
             bound_anywhere: BTreeSet::new(),
         };
@@ -183,6 +187,63 @@ impl ProgramModel {
             .map(|l| self.code(l).trim())
             .find(|c| !c.is_empty())
             .is_some_and(|c| c.starts_with('@'))
+    }
+
+    /// The repr a fresh instance of the program's class `class` shows in its
+    /// `__init__`'s `call` state, where nothing can have given it fields yet: `Name()`,
+    /// as the tracer writes an object with Python's default repr by its (still empty)
+    /// fields. `None` where the class or a base could write its own repr, give
+    /// instances fields before `__init__` (`__new__`), keep them elsewhere
+    /// (`__slots__`), or is not the program's plain class (a decorator, a builtin base
+    /// such as `list`, a metaclass).
+    pub fn fresh_instance_repr(&self, class: &str) -> Option<String> {
+        self.plain_class(class, 0).then(|| format!("{class}()"))
+    }
+
+    fn plain_class(&self, class: &str, depth: usize) -> bool {
+        let lines: Vec<u32> = self
+            .layout
+            .classes
+            .iter()
+            .filter(|(_, c)| *c == class)
+            .map(|(&line, _)| line)
+            .collect();
+        let [line] = lines[..] else { return false };
+        if depth > 8 || self.decorated(line) {
+            return false;
+        }
+        let header = self.code(line).trim();
+        let Some(rest) = header
+            .strip_prefix("class ")
+            .map(|r| r[class.len()..].trim())
+        else {
+            return false;
+        };
+        let bases = match rest.strip_prefix('(').and_then(|r| r.strip_suffix("):")) {
+            Some(bases) => bases,
+            None if rest == ":" => "",
+            None => return false,
+        };
+        let plain_bases = bases.split(',').map(str::trim).all(|base| {
+            base.is_empty()
+                || base == "object"
+                || (layout::is_name(base) && self.plain_class(base, depth + 1))
+        });
+        let own_ways = |l: u32| {
+            layout::words(self.code(l)).any(|w| {
+                matches!(
+                    w,
+                    "__repr__"
+                        | "__new__"
+                        | "__slots__"
+                        | "__getattr__"
+                        | "__getattribute__"
+                        | "__dict__"
+                        | "__class__"
+                )
+            })
+        };
+        plain_bases && !self.block(line).any(own_ways)
     }
 
     /// Whether a `def` or `class` of the program binds `name`.
@@ -321,6 +382,59 @@ impl ProgramModel {
         (1..=self.lines.len() as u32)
             .filter(|&n| self.layout.frames_of(n, true).iter().any(may_run))
             .collect()
+    }
+
+    /// Whether running `lines` may reorder a list (see `reordering_lines`): one of
+    /// them, or a line of a frame they may call into, at any depth, removes, inserts
+    /// or reorders items. Appending keeps the order.
+    pub fn may_reorder_lists(&self, lines: std::ops::RangeInclusive<u32>) -> bool {
+        if self.reordering_lines.is_empty() {
+            return false;
+        }
+        let mut seen: BTreeSet<u32> = lines.collect();
+        let mut todo: Vec<u32> = seen.iter().copied().collect();
+        while let Some(line) = todo.pop() {
+            if self.reordering_lines.contains(&line) {
+                return true;
+            }
+            // The lines of every frame the line may start.
+            let frames: BTreeSet<&str> = self
+                .callees_of(line)
+                .into_iter()
+                .flat_map(|call| self.layout.frames_of(call, true))
+                .collect();
+            for body in 1..=self.lines.len() as u32 {
+                let runs = self.layout.frames_of(body, false);
+                if runs.iter().any(|f| frames.contains(f)) && seen.insert(body) {
+                    todo.push(body);
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether the `for` loop on `line` can begin at most once in a run of its frame,
+    /// so that its variables `targets`, once bound, say it has begun: no loop of the
+    /// same frame encloses it, and no other line or parameter of the program binds
+    /// those names.
+    pub fn loop_begins_once(&self, line: u32, targets: &[&str]) -> bool {
+        let frame = self.layout.frames_of(line, false);
+        let encloses = |header: u32| {
+            let code = self.code(header).trim_start();
+            let loops = ["for ", "while ", "while(", "async for "]
+                .iter()
+                .any(|k| code.starts_with(k));
+            loops
+                && self.layout.frames_of(header, false) == frame
+                && self.block(header).contains(&line)
+        };
+        let binds_elsewhere = |name: &str| {
+            self.parameters.values().flatten().any(|p| p == name)
+                || (1..=self.lines.len() as u32)
+                    .filter(|&l| l != line)
+                    .any(|l| self.binds(l).contains(name))
+        };
+        !(1..line).any(encloses) && !targets.iter().any(|t| binds_elsewhere(t))
     }
 
     /// The lines of the block that the clause header on `line` opens: every line
