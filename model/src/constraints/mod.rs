@@ -20,8 +20,8 @@
 //! | locals | `held_names` | a call cannot unbind its caller's locals; a Step Out's return holds what the frame holds |
 //! | locals | `caller_names` | back in a caller whose state at the call is known: its names and what the calling statement binds |
 //! | locals | `newly_bound` | after a one-line assignment the names it binds first are there |
-//! | values | [`NextState::bound_arguments`] | a plain call binds its arguments to its parameters as Python does |
-//! | values | [`NextState::bindings`] | a `for` over shown items binds the next one; `a, b = b, a` binds shown values |
+//! | values | [`NextState::bound_arguments`] | a plain call binds its arguments to its parameters as Python does; a constructor's `__init__` binds `self` to the fresh instance where its repr is plain |
+//! | values | [`NextState::bindings`] | a `for` over shown items binds the next one (from its count where the steps since it began are known; a loop that begins once has begun where its variables are bound; a list is reordered only by what the loop runs); `a, b = b, a` binds shown values |
 //! | values | [`NextState::kept`] | a caller keeps what the call cannot reach; a Step Out keeps the immutable values the function never rebinds |
 //! | values | [`NextState::kept_by_step`] | in full locals, a name the statement cannot change is written again with its value |
 //! | values | [`NextState::assigned_by_return`] | past `NAMES = CALLEE(...)`, the names hold what `CALLEE` returned |

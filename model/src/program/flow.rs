@@ -4,7 +4,8 @@
 //! the lines that it can).
 //!
 //! Over-approximate on purpose: a statement spanning several lines may report any of
-//! them, an exception inside a `try` may jump to any of its handlers, a `with` line
+//! its lines where an expression begins (entered from elsewhere, only its first where
+//! that runs first), an exception inside a `try` may jump to any of its handlers, a `with` line
 //! reports again on leaving its block. `eval --check-grammar` checks on a dataset that
 //! no true step is ruled out.
 
