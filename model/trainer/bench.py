@@ -81,8 +81,6 @@ def main():
     parser.add_argument("--bin", default=str(ROOT / "target/release/neural-model"))
     parser.add_argument("--batch-tokens", type=int, help="tokens a batch (default: the config's)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the PyTorch trainer")
-    parser.add_argument("--compile-mode", choices=["default", "max-autotune-no-cudagraphs", "max-autotune"],
-                        help="torch.compile's mode (with --compile)")
     parser.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"])
     parser.add_argument("--keep", help="keep the run folders here")
     args = parser.parse_args()
@@ -95,8 +93,6 @@ def main():
     if args.batch_tokens:
         base["batch_tokens"] = args.batch_tokens
     base.setdefault("torch", {}).update(compile=args.compile, precision=args.precision)
-    if args.compile_mode:
-        base["torch"]["compile_mode"] = args.compile_mode
     base.update(steps=args.steps, warmup_steps=min(base["warmup_steps"], args.steps // 3),
                 eval_every=10**9, checkpoint_every=10**9, log_every=10)
     tokenizer = ROOT / "model/weights/default/tokenizer.json"
@@ -157,7 +153,7 @@ def main():
     print(f"\nshape {args.shape}: {n_params / 1e6:.1f}M parameters (d {m['hidden_size']}, "
           f"{m['layers']} layers, vocab {vocab}), {base['batch_tokens']} tokens a batch, "
           f"{args.steps} steps, {torch.get_num_threads()} threads, torch {torch.__version__}"
-          + (f", torch.compile ({args.compile_mode or 'default'})" if args.compile else ""))
+          + (", torch.compile" if args.compile else ""))
     # The peak the PyTorch trainer can reach: bf16 where it is native, else fp32.
     name = "bf16" if peak["bf16_native"] else "fp32"
     top = peak[f"{name}_gflops"]

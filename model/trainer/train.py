@@ -325,9 +325,7 @@ def train(args):
     parallel = options.get("parallel", "ddp")
     trained = MaskedLoss(model)
     if options.get("compile", False):
-        # compile_mode "max-autotune" lets Inductor weigh its own CPU matmul templates
-        # (AMX where the CPU has it) against oneDNN's, fusing the epilogues into them.
-        trained = torch.compile(trained, dynamic=True, mode=options.get("compile_mode"))
+        trained = torch.compile(trained, dynamic=True)
     if run.world > 1 and parallel == "fsdp":
         from torch.distributed.fsdp import fully_shard
 
