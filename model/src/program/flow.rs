@@ -285,18 +285,30 @@ fn statements(source: &str) -> Vec<Statement> {
 /// The lines after the first of a statement's `text` (which begins on line `first`)
 /// on which no expression begins: blank, a comment, the inside or end of a string,
 /// or only closing brackets, commas and colons. Python reports a line where an
-/// instruction's expression begins, so no event stands on them.
+/// instruction's expression begins, so no event stands on them. (Every line of an
+/// f-string may hold one of its expressions.)
 fn silent_lines(text: &str, first: u32) -> Lines {
     let mut speaks = vec![false; text.lines().count()];
     let mut line = 0;
     let mut before = Kind::Code;
+    let mut in_f_string = false;
     for ch in chars(text) {
         let opens_string = ch.kind == Kind::Quote && !matches!(before, Kind::Text | Kind::Quote);
+        if opens_string {
+            let prefix = text[..ch.at]
+                .chars()
+                .rev()
+                .take_while(|c| c.is_alphabetic());
+            in_f_string = prefix.take(2).any(|c| c == 'f' || c == 'F');
+        } else if ch.kind == Kind::Code {
+            in_f_string = false;
+        }
         let begins_code = ch.kind == Kind::Code
             && !ch.c.is_whitespace()
             && !matches!(ch.c, ')' | ']' | '}' | ',' | ':' | '\\');
+        let f_text = ch.kind == Kind::Text && in_f_string && !ch.c.is_whitespace();
         if let Some(speaks) = speaks.get_mut(line) {
-            *speaks |= opens_string || begins_code;
+            *speaks |= opens_string || begins_code || f_text;
         }
         if ch.c == '\n' {
             line += 1;
@@ -331,10 +343,6 @@ fn first_line_runs_first(text: &str) -> bool {
         return false;
     }
     let first = text.lines().next().unwrap_or("");
-    let first = ["return ", "raise "]
-        .iter()
-        .find_map(|k| first.strip_prefix(k))
-        .unwrap_or(first);
     // Past the last assignment on the line at the top level (`a = b = f(`, `x += (`).
     let chars: Vec<_> = chars(first).collect();
     let assigned = chars.iter().enumerate().rev().find(|(k, ch)| {
@@ -355,7 +363,9 @@ fn first_line_runs_first(text: &str) -> bool {
         if ch.kind == Kind::Code && crate::program::layout::is_name_char(ch.c) {
             word.push(ch.c);
         } else if !word.is_empty() {
-            leaf |= !matches!(word.as_str(), "not" | "and" | "or" | "in" | "is");
+            // Keywords are no leaves (`return`, `not`, `in`), but for the constants.
+            let keyword = crate::program::layout::is_keyword(&word);
+            leaf |= !keyword || matches!(word.as_str(), "True" | "False" | "None");
             word.clear();
         }
         before = ch.kind;
@@ -808,6 +818,9 @@ f([1, 2])
         let flow = Flow::of(source);
         assert_eq!(after(&flow, 1), vec![1, 2, 4, 6, 8]);
         assert_eq!(flow.statement(7), (1..=7).collect());
+        // An f-string's expression may stand on any of its lines.
+        let flow = Flow::of("x = f\"\"\"a\n{b}\n\"\"\"\ny = x\n");
+        assert_eq!(after(&flow, 1), vec![1, 2, 4]);
     }
 
     #[test]
@@ -823,6 +836,7 @@ f([1, 2])
             "x = [\n    y\n]\n",
             "x = not (\n    y\n)\n",
             "x = [v for v in\n    ys]\n",
+            "return(\n    y)\n",
             "x = a if (\n    b) else c\n",
         ] {
             let flow = Flow::of(source);

@@ -215,7 +215,8 @@ impl ProgramModel {
         let header = self.code(line).trim();
         let Some(rest) = header
             .strip_prefix("class ")
-            .map(|r| r[class.len()..].trim())
+            .and_then(|r| r.trim_start().strip_prefix(class))
+            .map(str::trim)
         else {
             return false;
         };
