@@ -167,10 +167,8 @@ impl Footprints {
             self.rounds.clear();
             return;
         }
-        let for_line = |state: &State| {
-            let code = program.code(state.line).trim();
-            state.event == Event::Line && code.starts_with("for ") && code.ends_with(':')
-        };
+        let for_line =
+            |state: &State| state.event == Event::Line && program.for_header(state.line).is_some();
         let same_frame = from.depth == to.depth && from.function == to.function;
         if for_line(from) {
             let key = (from.depth, from.line);

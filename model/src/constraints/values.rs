@@ -158,8 +158,7 @@ impl NextState<'_> {
         if !forward || prev.event != Event::Line {
             return None;
         }
-        let code = self.program.code(prev.line).trim();
-        let header = code.strip_prefix("for ")?.strip_suffix(':')?;
+        let header = self.program.for_header(prev.line)?;
         let (target, iterable) = header.split_once(" in ")?;
         let target = target.trim();
         let target = target
@@ -736,9 +735,10 @@ impl NextState<'_> {
             return None;
         }
         // A constructor's `__init__` is called by its class's name.
-        let called = match function {
-            "__init__" => program.layout.scope.get(line as usize - 1)?.as_str(),
-            _ => function,
+        let constructs = function == "__init__";
+        let called = match constructs {
+            true => program.layout.scope.get(line as usize - 1)?.as_str(),
+            false => function,
         };
         let pattern = format!("{called}(");
         let sites: Vec<usize> = code
@@ -759,6 +759,7 @@ impl NextState<'_> {
             code,
             at,
             args: args_start..args_end,
+            constructs,
         })
     }
 
@@ -799,12 +800,7 @@ impl NextState<'_> {
             return None;
         }
         let before = &site.code[..site.at];
-        let constructs = method
-            && program
-                .layout
-                .calls
-                .get(&site.line)
-                .is_some_and(|f| f == "__init__");
+        let constructs = method && site.constructs;
         let receiver = match before.strip_suffix('.') {
             // `Class(...)`: `self` is the fresh instance, shown as far as it can be.
             None if constructs => Some(match program.fresh_instance_repr(owner) {
@@ -1005,6 +1001,8 @@ struct CallSite {
     at: usize,
     /// The text between the call's brackets.
     args: std::ops::Range<usize>,
+    /// The call is a class's, which runs its `__init__` on a fresh instance.
+    constructs: bool,
 }
 
 /// The callees of the calls that `text` (a prefix of a statement, or an argument list)

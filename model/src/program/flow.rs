@@ -355,32 +355,19 @@ fn first_line_runs_first(text: &str) -> bool {
             && !matches!(before, Some('=' | '!' | '<' | '>'))
     });
     let value = assigned.map_or(&chars[..], |(k, _)| &chars[k + 1..]);
-    let mut before = Kind::Code;
-    let mut word = String::new();
-    let mut leaf = false;
-    for ch in value.iter().chain(std::iter::once(&lexer_end())) {
-        leaf |= ch.kind == Kind::Quote && !matches!(before, Kind::Text | Kind::Quote);
-        if ch.kind == Kind::Code && crate::program::layout::is_name_char(ch.c) {
-            word.push(ch.c);
-        } else if !word.is_empty() {
-            // Keywords are no leaves (`return`, `not`, `in`), but for the constants.
-            let keyword = crate::program::layout::is_keyword(&word);
-            leaf |= !keyword || matches!(word.as_str(), "True" | "False" | "None");
-            word.clear();
-        }
-        before = ch.kind;
-    }
-    leaf
-}
-
-/// A character past the end of a text, which ends its last word.
-fn lexer_end() -> crate::program::lexer::Char {
-    crate::program::lexer::Char {
-        at: usize::MAX,
-        c: ' ',
-        depth: 0,
-        kind: Kind::Code,
-    }
+    let opens_string = value.iter().enumerate().any(|(k, ch)| {
+        ch.kind == Kind::Quote && (k == 0 || !matches!(value[k - 1].kind, Kind::Text | Kind::Quote))
+    });
+    let code: String = value
+        .iter()
+        .map(|ch| if ch.kind == Kind::Code { ch.c } else { ' ' })
+        .collect();
+    // Keywords are no leaves (`return`, `not`, `in`), but for the constants.
+    let names_a_leaf = crate::program::layout::words(&code).any(|w| {
+        !w.is_empty()
+            && (!crate::program::layout::is_keyword(w) || matches!(w, "True" | "False" | "None"))
+    });
+    opens_string || names_a_leaf
 }
 
 /// Where a compound statement's header ends: its first `:` outside brackets, strings

@@ -34,6 +34,8 @@ pub struct ProgramModel {
     /// Every name a line, a parameter or a definition of the program binds, worked
     /// out once (see `builtin_in`).
     bound_anywhere: BTreeSet<String>,
+    /// Name -> the lines that may bind it (see `binds`), worked out once.
+    binding_lines: std::collections::BTreeMap<String, BTreeSet<u32>>,
 }
 
 impl ProgramModel {
@@ -76,9 +78,14 @@ impl ProgramModel {
                 .collect(),
             plain_functions: BTreeSet::new(),
             bound_anywhere: BTreeSet::new(),
+            binding_lines: Default::default(),
         };
-        model.bound_anywhere = (1..=model.lines.len() as u32)
-            .flat_map(|line| model.binds(line))
+        for line in 1..=model.lines.len() as u32 {
+            for name in model.binds(line) {
+                model.binding_lines.entry(name).or_default().insert(line);
+            }
+        }
+        model.bound_anywhere = (model.binding_lines.keys().cloned())
             .chain(model.parameters.values().flatten().cloned())
             .chain(model.layout.calls.values().cloned())
             .chain(model.layout.classes.values().cloned())
@@ -392,26 +399,36 @@ impl ProgramModel {
         if self.reordering_lines.is_empty() {
             return false;
         }
-        let mut seen: BTreeSet<u32> = lines.collect();
-        let mut todo: Vec<u32> = seen.iter().copied().collect();
+        // Worked through by frame: the lines to look at, and the frames whose lines
+        // have been added to them.
+        let mut todo: Vec<u32> = lines.collect();
+        let mut frames: BTreeSet<&str> = BTreeSet::new();
         while let Some(line) = todo.pop() {
             if self.reordering_lines.contains(&line) {
                 return true;
             }
-            // The lines of every frame the line may start.
-            let frames: BTreeSet<&str> = self
-                .callees_of(line)
-                .into_iter()
-                .flat_map(|call| self.layout.frames_of(call, true))
-                .collect();
-            for body in 1..=self.lines.len() as u32 {
-                let runs = self.layout.frames_of(body, false);
-                if runs.iter().any(|f| frames.contains(f)) && seen.insert(body) {
-                    todo.push(body);
+            for call in self.callees_of(line) {
+                for frame in self.layout.frames_of(call, true) {
+                    if frames.insert(frame) {
+                        todo.extend(
+                            (1..=self.lines.len() as u32).filter(|&body| {
+                                self.layout.frames_of(body, false).contains(&frame)
+                            }),
+                        );
+                    }
                 }
             }
         }
         false
+    }
+
+    /// What the `for` statement on `line` loops over, `TARGETS in ITERABLE`, where the
+    /// line is a whole `for` header (its block on the lines below).
+    pub fn for_header(&self, line: u32) -> Option<&str> {
+        self.code(line)
+            .trim()
+            .strip_prefix("for ")?
+            .strip_suffix(':')
     }
 
     /// Whether the `for` loop on `line` can begin at most once in a run of its frame,
@@ -431,9 +448,10 @@ impl ProgramModel {
         };
         let binds_elsewhere = |name: &str| {
             self.parameters.values().flatten().any(|p| p == name)
-                || (1..=self.lines.len() as u32)
-                    .filter(|&l| l != line)
-                    .any(|l| self.binds(l).contains(name))
+                || self
+                    .binding_lines
+                    .get(name)
+                    .is_some_and(|lines| lines.iter().any(|&l| l != line))
         };
         !(1..line).any(encloses) && !targets.iter().any(|t| binds_elsewhere(t))
     }
