@@ -6,7 +6,7 @@ use super::values::{assignment, header_line};
 use super::{header_frame, immutable, shown_value, NextState};
 use crate::grammar::BodySpec;
 use crate::program::layout;
-use crate::Event;
+use crate::{Action, Event};
 use std::collections::BTreeSet;
 
 impl NextState<'_> {
@@ -139,14 +139,44 @@ impl NextState<'_> {
         }
     }
 
+    /// Whether the state `header` begins writes globals where no step can have
+    /// changed whether the module holds any: never in the module's own frame (its
+    /// globals are its locals); in a function's frame next to another function's (a
+    /// single step, or a Step Out, from a function's frame), as that state does: every
+    /// frame shares the module's globals, the module runs no line between, and no
+    /// line of the program adds or removes a global (see
+    /// `ProgramModel::changes_globals_from_afar`).
+    pub(super) fn globals_written(&self, header: &str) -> Option<bool> {
+        let (_, function) = header_frame(header)?;
+        if function == "<module>" {
+            return Some(false);
+        }
+        let next_to = self.action.is_single_step() || *self.action == Action::StepReturn;
+        let prev = self.prev;
+        if !next_to || prev.function == "<module>" || self.program.changes_globals_from_afar {
+            return None;
+        }
+        Some(!prev.globals.is_empty())
+    }
+
     /// Whether the state `header` begins writes stdout, after a forward step in the
     /// same frame: it must where the step ran a whole `print` (one that runs no code
     /// of the program and writes its `end`, or whose text cannot be empty, see
     /// `printed_by_step`), and did not end in a handler; it cannot where the statement
     /// prints nothing and runs no code of the program (see `changes_no_object`), nor
-    /// from a call to the frame's first line.
+    /// from a call to the frame's first line, nor back in the caller after a Step
+    /// Into from a return where the rest of the calling statement prints nothing.
     fn stdout_written(&self, header: &str) -> Option<bool> {
         let (prev, program) = (self.prev, self.program);
+        if *self.action == Action::StepInto && prev.event == Event::Return {
+            // Only the rest of the calling statement has run: a second call of the
+            // function that returned would have stopped at that call.
+            let caller = prev.stack.last()?;
+            let in_caller = header_frame(header)
+                == Some((prev.depth.checked_sub(1)?, caller.function.as_str()));
+            let quiet = program.prints_nothing_but(caller.line, &prev.function);
+            return (in_caller && quiet).then_some(false);
+        }
         let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
         if !self.action.is_forward_step() || !same_frame {
             return None;

@@ -140,7 +140,7 @@ impl NextState<'_> {
         let globals = self.callee_globals(header);
         // Known globals must be written unless there are none (the spec's section rule).
         let spec = BodySpec {
-            globals: globals.as_ref().map(|g| g != "{}"),
+            globals: (globals.as_ref().map(|g| g != "{}")).or_else(|| self.globals_written(header)),
             ..self.body_spec(header, at_start)
         };
         BodyRules {

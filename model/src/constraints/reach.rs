@@ -118,7 +118,13 @@ impl NextState<'_> {
         // Stepping into a call: a function the running statement may call.
         if event == "<|call|>" && *self.action == Action::StepInto {
             return match prev.event {
-                Event::Line => Some((prev.depth + 1, self.program.callees_of(prev.line))),
+                Event::Line => Some((
+                    prev.depth + 1,
+                    match self.program.only_callee(prev.line) {
+                        Some(def) => BTreeSet::from([def]),
+                        None => self.program.callees_of(prev.line),
+                    },
+                )),
                 Event::Return => {
                     let caller = prev.stack.last()?;
                     Some((prev.depth, self.program.callees_of(caller.line)))

@@ -605,11 +605,12 @@ impl NextState<'_> {
         let read = layout::identifiers(iterable);
         let read: Vec<&str> = read.iter().map(String::as_str).collect();
         // One pass over the block: what its lines bind (`del` may unbind anything).
-        let (mut rebinds_iterable, mut rebinds_targets) = (false, false);
+        let (mut rebinds_iterable, mut rebinds_targets, mut unbinds) = (false, false, false);
         for line in block.clone() {
             let code = program.code(line);
             let bound = layout::bound_by(code);
             let del = layout::words(code).any(|w| w == "del");
+            unbinds |= del;
             rebinds_iterable |= del || read.iter().any(|n| bound.contains(*n));
             rebinds_targets |= del || targets.iter().any(|n| bound.contains(*n));
         }
@@ -641,15 +642,18 @@ impl NextState<'_> {
         if (rebinds_iterable || changes_a_copy) && starts != Some(true) {
             return None;
         }
-        if rebinds_iterable || rebinds_targets {
-            return Some(unknown);
-        }
+        // A loop that starts here takes the first item of what its iterable gives
+        // now, whatever its block does later; but where the block may unbind its
+        // variables, a loop going round can look like one starting.
         let first = rows.first().cloned();
-        if starts == Some(true) {
+        if starts == Some(true) && !unbinds {
             return Some(Next {
                 continues: Some(first.is_some()),
                 items: Some(first.into_iter().collect()),
             });
+        }
+        if rebinds_iterable || rebinds_targets {
+            return Some(unknown);
         }
         if reads.live_list
             && (program.may_reorder_lists(block.clone())

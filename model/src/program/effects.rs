@@ -4,8 +4,8 @@
 //! list the frame holds" to the statements that really can. And which calls a
 //! statement makes whenever it runs (`unconditional_calls`).
 //!
-//! Text only: the caller checks what the text cannot say (the program defines no class,
-//! whose dunder methods a builtin could run; no value is an object whose code could run,
+//! Text only: the caller checks what the text cannot say (no class of the program has
+//! code that Python runs unasked, such as dunder methods a builtin calls; no value is an object whose code could run,
 //! such as a generator; an augmented assignment's target is immutable, or its aliases
 //! would change).
 
@@ -54,7 +54,7 @@ pub(crate) const PURE_FUNCTIONS: &[&str] = &[
 ];
 
 /// Methods of the builtin types that leave their receiver as it was.
-const PURE_METHODS: &[&str] = &[
+pub(crate) const PURE_METHODS: &[&str] = &[
     "capitalize",
     "casefold",
     "center",
@@ -103,15 +103,15 @@ const OPAQUE_WORDS: &[&str] = &[
     "lambda", "yield", "await", "del", "global", "nonlocal", "import", "with", "raise",
 ];
 
-/// Whether evaluating `code` (one statement, comments removed) changes no object:
-/// every call is to a builtin of [`PURE_FUNCTIONS`] or a method of [`PURE_METHODS`],
-/// no word names something `defines` says the program defines, no f-string holds an
-/// expression, and what it assigns to is plain names.
-pub fn mutates_nothing(code: &str, defines: impl Fn(&str) -> bool) -> bool {
-    // The code with its strings blanked; an f-string's braces may hold calls.
+/// `code` with its strings and comments blanked but an f-string's expressions kept:
+/// they run.
+fn runnable_text(code: &str) -> String {
     let mut plain = String::with_capacity(code.len());
     let mut in_f_string = false;
-    for ch in chars(code) {
+    // Open `{` of the f-string expression being read; `{{` is a literal brace.
+    let mut braces = 0;
+    let mut text = chars(code).peekable();
+    while let Some(ch) = text.next() {
         match ch.kind {
             Kind::Code => {
                 in_f_string = false;
@@ -123,25 +123,63 @@ pub fn mutates_nothing(code: &str, defines: impl Fn(&str) -> bool) -> bool {
                 if prefix.contains(['f', 'F']) && prefix.chars().all(|c| "rRbBfFuU".contains(c)) {
                     in_f_string = true;
                 }
+                braces = 0;
                 plain.push(' ');
             }
-            Kind::Text => {
-                if in_f_string && ch.c == '{' {
-                    return false;
+            Kind::Text if in_f_string => match ch.c {
+                '{' if braces == 0 && text.peek().is_some_and(|next| next.c == '{') => {
+                    text.next();
+                    plain.push_str("  ");
                 }
-                plain.push(' ');
-            }
-            Kind::Comment => plain.push(' '),
+                '{' => {
+                    braces += 1;
+                    plain.push(' ');
+                }
+                '}' if braces > 0 => {
+                    braces -= 1;
+                    plain.push(' ');
+                }
+                // `{x=}` shows `x=`: no assignment.
+                c if braces > 0 && c != '=' => plain.push(c),
+                _ => plain.push(' '),
+            },
+            Kind::Text | Kind::Comment => plain.push(' '),
         }
     }
+    plain
+}
+
+/// A word of runnable text (see `runnable_text`).
+struct Word<'t> {
+    text: &'t str,
+    /// It follows a `.`: a method or an attribute.
+    method: bool,
+    called: bool,
+}
+
+impl Word<'_> {
+    /// A call of a builtin of [`PURE_FUNCTIONS`] or a method of [`PURE_METHODS`].
+    fn calls_pure(&self) -> bool {
+        let known = if self.method {
+            PURE_METHODS
+        } else {
+            PURE_FUNCTIONS
+        };
+        known.contains(&self.text)
+    }
+}
+
+/// The words of runnable text; `None` where it calls what a call or subscript gave
+/// (`f(x)(y)`, `fs[0](y)`), which no word names.
+fn words_of(plain: &str) -> Option<Vec<Word<'_>>> {
     let bytes = plain.as_bytes();
+    let mut words = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
         let c = bytes[at] as char;
         if !layout::is_name_char(c) {
-            // A call of what a call or subscript gave: `f(x)(y)`, `fs[0](y)`.
             if c == '(' && plain[..at].trim_end().ends_with([')', ']']) {
-                return false;
+                return None;
             }
             at += 1;
             continue;
@@ -150,22 +188,54 @@ pub fn mutates_nothing(code: &str, defines: impl Fn(&str) -> bool) -> bool {
             + plain[at..]
                 .find(|c| !layout::is_name_char(c))
                 .unwrap_or(plain.len() - at);
-        let word = &plain[at..end];
-        let method = plain[..at].trim_end().ends_with('.');
-        let called = plain[end..].trim_start().starts_with('(');
-        if OPAQUE_WORDS.contains(&word) || (!method && defines(word)) {
-            return false;
-        }
-        let keyword = layout::is_keyword(word);
-        if called && !keyword {
-            let known = if method { PURE_METHODS } else { PURE_FUNCTIONS };
-            if !known.contains(&word) {
-                return false;
-            }
-        }
+        words.push(Word {
+            text: &plain[at..end],
+            method: plain[..at].trim_end().ends_with('.'),
+            called: plain[end..].trim_start().starts_with('('),
+        });
         at = end;
     }
-    assigns_plain_names(&plain)
+    Some(words)
+}
+
+/// Whether evaluating `code` (one statement, comments removed) changes no object:
+/// every call (an f-string's expressions included) is to a builtin of
+/// [`PURE_FUNCTIONS`] or a method of [`PURE_METHODS`], no word names something
+/// `defines` says the program defines, and what it assigns to is plain names.
+pub fn mutates_nothing(code: &str, defines: impl Fn(&str) -> bool) -> bool {
+    let plain = runnable_text(code);
+    let Some(words) = words_of(&plain) else {
+        return false;
+    };
+    let harmless = |w: &Word| {
+        !OPAQUE_WORDS.contains(&w.text)
+            && (w.method || !defines(w.text))
+            && (!w.called || layout::is_keyword(w.text) || w.calls_pure())
+    };
+    words.iter().all(harmless) && assigns_plain_names(&plain)
+}
+
+/// The one function of the program that evaluating `code` (one statement, comments
+/// removed) can call: it calls, by plain name, only that function of those `defines`
+/// says the program defines and names no other, and every other call is to a
+/// builtin of [`PURE_FUNCTIONS`] or a method of [`PURE_METHODS`]. No comprehension
+/// or lambda (each runs in a frame of its own). `None` where there is no such one.
+pub fn only_program_call(code: &str, defines: impl Fn(&str) -> bool) -> Option<String> {
+    let plain = runnable_text(code);
+    let mut only: Option<&str> = None;
+    for w in words_of(&plain)? {
+        if OPAQUE_WORDS.contains(&w.text) || w.text == "for" {
+            return None;
+        }
+        if !w.method && defines(w.text) {
+            if !w.called || *only.get_or_insert(w.text) != w.text {
+                return None;
+            }
+        } else if w.called && !layout::is_keyword(w.text) && !w.calls_pure() {
+            return None;
+        }
+    }
+    only.map(str::to_string)
 }
 
 /// Words that make part of a statement run only sometimes (short-circuits, conditional
@@ -273,6 +343,37 @@ mod tests {
         assert!(pure("print('a(b', x == y, sep=' ')"));
         assert!(pure("total += len(xs)"));
         assert!(pure("stack: list[int] = []"));
+        assert!(pure("print(f\"{''} -> {value}\")"));
+        assert!(pure("label = f'{len(xs)!r:>{width}} {{literal}} {x=}'"));
+    }
+
+    #[test]
+    fn the_one_function_of_the_program_a_statement_calls() {
+        let only = |code| only_program_call(code, |w| w == "check" || w == "helper");
+        assert_eq!(
+            only("table = check('a-b-c'.capitalize())").as_deref(),
+            Some("check")
+        );
+        assert_eq!(
+            only("print(check(len('a b c'), {'key': 3}))").as_deref(),
+            Some("check")
+        );
+        assert_eq!(
+            only("x = check(1) + check(2) if ok else 0").as_deref(),
+            Some("check")
+        );
+        assert_eq!(only("s = f'{check(x)}'").as_deref(), Some("check"));
+        for code in [
+            "x = len(xs)",
+            "x = check(helper(1))",
+            "x = check(helper)",
+            "x = check(other(1))",
+            "x = check([v for v in xs])",
+            "x = check(lambda: 1)",
+            "x = check(1)(2)",
+        ] {
+            assert_eq!(only(code), None, "{code}");
+        }
     }
 
     #[test]
@@ -315,6 +416,8 @@ mod tests {
         assert!(!pure("ys = sorted(xs, key=lambda v: v.pop())"));
         assert!(!pure("y = fs[0](xs)"));
         assert!(!pure("s = f'{xs.pop()}'"));
+        assert!(!pure("print(f'{helper(x)}')"));
+        assert!(!pure("s = f'{{{xs.pop()}}}'"));
         assert!(!pure("del xs[0]"));
         assert!(!pure("v = next(it)"));
         assert!(!pure("d[k]: int = 1"));

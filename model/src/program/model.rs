@@ -23,6 +23,9 @@ pub struct ProgramModel {
     pub flow: Flow,
     /// Some line says `global` or `nonlocal`: a name can be rebound from another frame.
     pub rebinds_from_afar: bool,
+    /// Some line could add or remove a module global from a function's frame
+    /// (`global`, `del`, `globals()`, `setattr`, `exec`, ...).
+    pub changes_globals_from_afar: bool,
     /// Functions a line may call without naming them (see `layout::called_from_afar`).
     pub called_from_afar: BTreeSet<String>,
     /// The lines that may remove, insert, reorder or delete items (`pop`, `sort`,
@@ -36,6 +39,9 @@ pub struct ProgramModel {
     bound_anywhere: BTreeSet<String>,
     /// Name -> the lines that may bind it (see `binds`), worked out once.
     binding_lines: std::collections::BTreeMap<String, BTreeSet<u32>>,
+    /// Some class of the program has code that Python may run where no line names it
+    /// (see `class_code_runs_unasked`), worked out once.
+    class_code_runs_unasked: bool,
 }
 
 impl ProgramModel {
@@ -63,6 +69,23 @@ impl ProgramModel {
             rebinds_from_afar: source
                 .lines()
                 .any(|line| layout::words(line).any(|w| w == "global" || w == "nonlocal")),
+            changes_globals_from_afar: source.lines().any(|line| {
+                layout::words(line).any(|w| {
+                    matches!(
+                        w,
+                        "global"
+                            | "del"
+                            | "globals"
+                            | "vars"
+                            | "setattr"
+                            | "delattr"
+                            | "__dict__"
+                            | "modules"
+                            | "exec"
+                            | "eval"
+                    )
+                })
+            }),
             reordering_lines: (1..)
                 .zip(source.lines())
                 .filter(|(_, line)| {
@@ -79,7 +102,9 @@ impl ProgramModel {
             plain_functions: BTreeSet::new(),
             bound_anywhere: BTreeSet::new(),
             binding_lines: Default::default(),
+            class_code_runs_unasked: false,
         };
+        model.class_code_runs_unasked = model.class_code_runs_unasked();
         for line in 1..=model.lines.len() as u32 {
             for name in model.binds(line) {
                 model.binding_lines.entry(name).or_default().insert(line);
@@ -156,6 +181,39 @@ impl ProgramModel {
             && effects::unconditional_calls(self.code(line))
                 .iter()
                 .any(|name| self.plain_functions.contains(name))
+    }
+
+    /// The line of the one `call` a Step Into from `line` can stop at: its one-line
+    /// statement can run no code of the program but that of one function, which
+    /// starts a frame when called (see [`effects::only_program_call`] and
+    /// `plain_function`), and no class's code runs unasked.
+    pub fn only_callee(&self, line: u32) -> Option<u32> {
+        if self.rebinds_from_afar
+            || self.class_code_runs_unasked
+            || self.flow.statement(line).len() != 1
+        {
+            return None;
+        }
+        let code = without_defined_name(self.code(line));
+        let name = effects::only_program_call(code, |word| self.defines(word))?;
+        if !self.plain_functions.contains(&name) {
+            return None;
+        }
+        let calls = &self.layout.calls;
+        calls.iter().find(|(_, f)| **f == name).map(|(&def, _)| def)
+    }
+
+    /// Whether the one-line statement on `line` can run no code of the program but
+    /// `function`'s, and names no `print` (see [`effects::only_program_call`]): what
+    /// it prints, only `function` does.
+    pub fn prints_nothing_but(&self, line: u32, function: &str) -> bool {
+        let code = self.code(line);
+        !self.rebinds_from_afar
+            && !self.class_code_runs_unasked
+            && self.flow.statement(line).len() == 1
+            && !layout::words(code).any(|w| w == "print")
+            && effects::only_program_call(code, |word| self.defines(word)).as_deref()
+                == Some(function)
     }
 
     /// Whether `name` is, everywhere in the program, one function whose frame starts
@@ -316,8 +374,7 @@ impl ProgramModel {
     }
 
     /// Whether the statement on `line` can change no object, as its text says (see
-    /// [`effects::mutates_nothing`]): not in a program with classes, whose dunder
-    /// methods a builtin could run.
+    /// [`effects::mutates_nothing`]): not where a class's code could run unasked.
     pub fn mutates_nothing(&self, line: u32) -> bool {
         let code: Vec<&str> = self
             .flow
@@ -325,8 +382,47 @@ impl ProgramModel {
             .into_iter()
             .map(|l| self.code(l))
             .collect();
-        self.layout.classes.is_empty()
+        !self.class_code_runs_unasked
             && effects::mutates_nothing(&code.join("\n"), |word| self.defines(word))
+    }
+
+    /// Whether Python may run code of a class of the program where no line names it: a
+    /// method it runs by itself (any dunder but `__init__`, which runs where the class
+    /// is called by name: operators, `repr`, `==`, hashing, attribute access), a
+    /// decorated method or a `property` (run on reading an attribute), a method named
+    /// as a builtin type's reading method (`x.get()` may be the program's), a
+    /// metaclass, or a decorator on the class other than `dataclass`.
+    fn class_code_runs_unasked(&self) -> bool {
+        let runs_unasked = |line: u32| {
+            let code = self.code(line).trim();
+            let defined = ["def ", "async def "]
+                .iter()
+                .find_map(|k| code.strip_prefix(k))
+                .map(|rest| rest.trim_start().split(|c: char| !layout::is_name_char(c)))
+                .and_then(|mut words| words.next());
+            let dunder =
+                |name: &str| name.len() > 4 && name.starts_with("__") && name.ends_with("__");
+            let decorator = code.strip_prefix('@').map(str::trim);
+            defined.is_some_and(|name| {
+                (dunder(name) && name != "__init__") || effects::PURE_METHODS.contains(&name)
+            }) || decorator.is_some_and(|d| !matches!(d, "staticmethod" | "classmethod"))
+                || layout::words(code).any(|w| matches!(w, "property" | "metaclass"))
+        };
+        let decorated_by_other_than_dataclass = |class_line: u32| {
+            (1..class_line)
+                .rev()
+                .map(|l| self.code(l).trim())
+                .take_while(|c| c.starts_with('@'))
+                .any(|c| {
+                    let name = c.trim_start_matches('@').split('(').next().unwrap_or("");
+                    !matches!(name.trim(), "dataclass" | "dataclasses.dataclass")
+                })
+        };
+        self.layout.classes.keys().any(|&class_line| {
+            decorated_by_other_than_dataclass(class_line)
+                || runs_unasked(class_line)
+                || self.block(class_line).any(runs_unasked)
+        })
     }
 
     /// Whether the function defined on `line` closes over nothing: it is defined in
@@ -363,9 +459,11 @@ impl ProgramModel {
     /// module's. Names, not types: errs towards yes.
     pub fn callees_of(&self, line: u32) -> BTreeSet<u32> {
         let statement = self.flow.statement(line);
+        // A `def` or `class` header binds its name, it does not call it: only its
+        // defaults, annotations and bases run there.
         let named: BTreeSet<&str> = statement
             .iter()
-            .flat_map(|&l| layout::words(self.code(l)))
+            .flat_map(|&l| layout::words(without_defined_name(self.code(l))))
             .collect();
         // `__init__` runs where a class is called (by name, or as `cls`, `type(self)`).
         let classes: BTreeSet<&str> = self.layout.classes.values().map(String::as_str).collect();
@@ -522,6 +620,19 @@ impl ProgramModel {
     }
 }
 
+/// `code` without the name that a `def` or `class` header on it binds (`def f(x=g()):`
+/// keeps `(x=g()):`); any other line whole.
+fn without_defined_name(code: &str) -> &str {
+    let trimmed = code.trim_start();
+    let header = ["async def ", "def ", "class "]
+        .iter()
+        .find_map(|keyword| trimmed.strip_prefix(keyword));
+    match header {
+        Some(rest) => rest.trim_start().trim_start_matches(layout::is_name_char),
+        None => code,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,6 +680,44 @@ x = π
             unbinding.contains(&("m".to_string(), 3..=3)),
             "{unbinding:?}"
         );
+    }
+
+    #[test]
+    fn a_class_runs_code_unasked_through_dunders_properties_and_decorators() {
+        let runs = |source: &str| ProgramModel::of(source).class_code_runs_unasked;
+        assert!(!runs("x = 1\n"));
+        assert!(!runs("class P:\n    def __init__(self, x):\n        self.x = x\n    def norm(self):\n        return abs(self.x)\n"));
+        assert!(!runs(
+            "from typing import NamedTuple\nclass P(NamedTuple):\n    x: float\n"
+        ));
+        assert!(!runs("@dataclass\nclass P:\n    x: int = 0\n"));
+        assert!(!runs(
+            "class P:\n    @staticmethod\n    def make():\n        return P()\n"
+        ));
+        assert!(runs(
+            "class P:\n    def __eq__(self, other):\n        return True\n"
+        ));
+        assert!(runs(
+            "class P:\n    @property\n    def x(self):\n        return 1\n"
+        ));
+        assert!(runs("class P:\n    def get(self, k):\n        return k\n"));
+        assert!(runs("class P(metaclass=M):\n    pass\n"));
+        assert!(runs("@register\nclass P:\n    pass\n"));
+        assert!(runs("class P:\n    x = property(lambda self: 1)\n"));
+    }
+
+    #[test]
+    fn a_def_or_class_header_calls_what_its_defaults_name_not_itself() {
+        let source = "def f(x):\n    return x\ndef g(y=f(1)):\n    return y\nclass P:\n    def __init__(self):\n        pass\nz = f(2)\n";
+        let model = ProgramModel::of(source);
+        assert!(!model.callees_of(1).contains(&1), "`def f` defines f");
+        assert!(model.callees_of(3).contains(&1), "g's default calls f");
+        assert!(!model.callees_of(3).contains(&3), "`def g` defines g");
+        assert!(
+            !model.callees_of(5).contains(&6),
+            "`class P` constructs no P"
+        );
+        assert!(model.callees_of(8).contains(&1));
     }
 
     #[test]
