@@ -95,7 +95,8 @@ pub fn refuse_syntax_errors(program: &Program) -> Result<(), String> {
 }
 
 /// The shipped model: `$NEURAL_MODEL`, else a checkpoint bundled next to the adapter
-/// (`model/` beside the executable), else `model/weights/default/` of the source tree.
+/// (`model/` beside the executable), else `model/weights/default/` of the source tree
+/// (see `neural_model::weights::default_dir`).
 pub fn neural_checkpoint() -> PathBuf {
     neural_model::weights::default_dir()
 }
