@@ -286,9 +286,10 @@ pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
     let first = code
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .next();
+    // An `except` clause binds only its `as` name (below), not the classes it names.
     if matches!(
         first,
-        Some("import" | "from" | "global" | "nonlocal" | "case" | "with" | "except")
+        Some("import" | "from" | "global" | "nonlocal" | "case" | "with")
     ) {
         names.extend(identifiers(code));
     }
@@ -468,6 +469,8 @@ def main(xs):
         assert_eq!(names("for x in (y for y in z):"), "x");
         assert_eq!(names("async for x in aiter():"), "x");
         assert_eq!(names("with open(p) as fh:"), "fh open p");
+        assert_eq!(names("except (KeyError, ValueError) as e:"), "e");
+        assert_eq!(names("except KeyError:"), "");
         assert_eq!(names("if (n := len(s)) > 3:"), "n");
         assert_eq!(names("print('x =', y)"), "");
         assert_eq!(names("d[key] = value"), "d key");
