@@ -128,7 +128,10 @@ impl NextState<'_> {
             changeable,
             local_names,
             held,
-            global_names: names(&self.program.identifiers, &self.prev.globals),
+            global_names: match diff.then(|| self.changeable_globals(header, at_start)) {
+                Some(Some(changeable)) => changeable,
+                _ => names(&self.program.identifiers, &self.prev.globals),
+            },
             diff,
             valued: event == "<|return|>" || event == "<|exception|>",
             exact: fresh_call && closes_over_nothing,
@@ -241,6 +244,27 @@ impl NextState<'_> {
             // generator resumed mid-line, nor a class body, which binds its dunders.)
             Event::Call if self.fresh_function_call() => Some(Vec::new()),
             _ => None,
+        }
+    }
+
+    /// In a diff after one statement of a function's frame, the globals it can have
+    /// changed: none from a fresh call to its first line or where it changes no object
+    /// (see `changes_no_object`), else those whose values may be mutable. `None`
+    /// where a line could rebind or remove a global.
+    fn changeable_globals(&self, header: &str, at_start: bool) -> Option<Vec<String>> {
+        let prev = self.prev;
+        if self.program.changes_globals_from_afar || prev.function == "<module>" {
+            return None;
+        }
+        match self.changeable_in(header, at_start) {
+            Some(_) if prev.event == Event::Call || self.changes_no_object() => Some(Vec::new()),
+            Some(_) => {
+                let mutable = prev.globals.iter().filter(|(_, value)| !immutable(value));
+                let mut names: Vec<String> = mutable.map(|(name, _)| name.clone()).collect();
+                names.sort();
+                Some(names)
+            }
+            None => None,
         }
     }
 

@@ -483,6 +483,28 @@ fn body_a_functions_frame_writes_globals_as_the_state_before_did() {
 }
 
 #[test]
+fn body_a_diff_changes_only_the_globals_a_statement_can_reach() {
+    let source =
+        "LIMIT = 3\nSEEN = []\ndef f(x):\n    y = len(str(x))\n    SEEN.append(y)\n    return y\n";
+    let p = ProgramModel::of(source);
+    let mut prev = state(&p, Event::Line, 4, "f", &[("<module>", 9)], &[("x", "1")]);
+    prev.globals.insert("LIMIT".into(), "3".into());
+    prev.globals.insert("SEEN".into(), "[]".into());
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next
+        .body_spec("<|line|>5 1 f", false)
+        .global_names
+        .is_empty());
+    let mut prev = prev.clone();
+    prev.line = 5;
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        next.body_spec("<|line|>6 1 f", false).global_names,
+        ["SEEN"]
+    );
+}
+
+#[test]
 fn body_back_in_the_caller_the_rest_of_a_quiet_statement_prints_nothing() {
     let source = "def f(x):\n    print(x)\n    return x\ny = f(1) + len('ab')\nprint(f(2))\n";
     let p = ProgramModel::of(source);

@@ -137,14 +137,15 @@ impl ProgramModel {
         })
     }
 
-    /// The names line `line` may bind: what its statement binds if the statement
-    /// begins there, else (a continuation line) every name on it.
+    /// The names line `line` may bind: what its statement binds, read from all its
+    /// lines, if the statement begins there; none on its continuation lines.
     pub fn binds(&self, line: u32) -> BTreeSet<String> {
-        if self.flow.statement(line).first() == Some(&line) {
-            layout::bound_by(self.code(line))
-        } else {
-            layout::identifiers(self.code(line))
+        let statement = self.flow.statement(line);
+        if statement.first() != Some(&line) {
+            return BTreeSet::new();
         }
+        let code: Vec<&str> = statement.iter().map(|&l| self.code(l)).collect();
+        layout::bound_by(&code.join(" "))
     }
 
     /// Whether a frame can return from `line`: the statement there can end it, or it
@@ -665,6 +666,20 @@ x = π
         let model = ProgramModel::of(source);
         assert!(!model.closes_over_nothing(3));
         assert!(model.closes_over_nothing(7));
+    }
+
+    #[test]
+    fn a_statement_over_lines_binds_its_targets_once() {
+        let source = "def f(p, q,\n      r=1):\n    x = [\n        p,\n        q]\n    a, \\\n        b = 1, 2\n    return (p.x - q.x) * (\n        p.y - q.y\n    )\n";
+        let model = ProgramModel::of(source);
+        let binds = |line| model.binds(line).into_iter().collect::<Vec<_>>();
+        assert_eq!(binds(2), Vec::<String>::new(), "a parameter's default");
+        assert_eq!(binds(3), ["x"]);
+        assert_eq!(binds(4), Vec::<String>::new());
+        assert_eq!(binds(6), ["a", "b"]);
+        assert_eq!(binds(7), Vec::<String>::new());
+        assert_eq!(binds(8), Vec::<String>::new());
+        assert_eq!(binds(9), Vec::<String>::new(), "the return's second line");
     }
 
     #[test]
