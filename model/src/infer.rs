@@ -448,7 +448,13 @@ impl<M: Decoder> Predictor<M> {
                 tokens,
                 start: self.excerpt(&decoded.tokens),
             };
-            let guess = grammar.next.guess().ok_or(why)?;
+            let guess = (grammar.next.guess().map(|state| Outcome::State { state }))
+                .or_else(|| {
+                    let exit = grammar.next.guess_exit()?;
+                    let stdout = String::new();
+                    Some(Outcome::Exit { exit, stdout })
+                })
+                .ok_or(why)?;
             let why = format!(
                 "the model's prediction did not end within {tokens} tokens, after backing \
                  off {backed_off} times from where it repeated itself"
@@ -835,37 +841,31 @@ impl<M: Decoder> Predictor<M> {
         context: &mut ProgramContext<M>,
         current: &State,
         action: &Action,
-        guess: State,
+        guess: Outcome,
         why: String,
         backed_off: usize,
     ) -> Prediction {
-        let confidence = guess
-            .locals
-            .keys()
+        let confidence = (guess.state().into_iter())
+            .flat_map(|state| state.locals.keys())
             .map(|name| (name.clone(), 0.0))
             .collect();
-        let text = self.render_step(
-            current,
-            action,
-            &Outcome::State {
-                state: guess.clone(),
-            },
-        );
+        let text = self.render_step(current, action, &guess);
         context.tail = None;
         context.last_prompt = None;
         context
             .footprints
-            .record(&context.text, current, action, Some(&guess));
+            .record(&context.text, current, action, guess.state());
+        let shown = match guess {
+            Outcome::Exit { .. } => "the program ends here",
+            _ => "where control flow goes next, the variables unchanged",
+        };
         Prediction {
-            outcome: Outcome::State { state: guess },
+            outcome: guess,
             probability: 0.0,
             confidence,
             text,
             backed_off,
-            guess: Some(format!(
-                "{why}; shown instead is a guess: where control flow goes next, the variables \
-                 unchanged"
-            )),
+            guess: Some(format!("{why}; shown instead is a guess: {shown}")),
         }
     }
 

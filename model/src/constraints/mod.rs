@@ -221,6 +221,21 @@ impl NextState<'_> {
     }
 }
 
+impl NextState<'_> {
+    /// Where no state can be guessed after a forward step from a frame's return with
+    /// no caller on the stack, the run's end: it ended normally (a guess; an entry
+    /// call's code may call again, or the return may carry an exception out).
+    pub fn guess_exit(&self) -> Option<crate::state::Exit> {
+        let prev = self.prev;
+        let forward = matches!(
+            self.action,
+            Action::StepInto | Action::StepOver | Action::StepReturn
+        );
+        (forward && prev.event == Event::Return && prev.stack.is_empty())
+            .then_some(crate::state::Exit::Normal)
+    }
+}
+
 /// What a name holds in `state`: its local, else its global.
 pub fn shown_value(state: &State, name: &str) -> Option<String> {
     state.locals.get(name).or(state.globals.get(name)).cloned()

@@ -1629,6 +1629,26 @@ fn guess_from_a_return_the_callers_next_line() {
 }
 
 #[test]
+fn guess_after_the_last_frame_returns_the_run_ends() {
+    let p = ProgramModel::of(CALLS);
+    let prev = state(&p, Event::Return, 3, "add", &[], &[("total", "7")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert!(next.guess().is_none(), "no line to go on to");
+    assert_eq!(next.guess_exit(), Some(crate::state::Exit::Normal));
+    // With a caller on the stack, the run goes on.
+    let prev = state(
+        &p,
+        Event::Return,
+        3,
+        "add",
+        &[("<module>", 6)],
+        &[("total", "7")],
+    );
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.guess_exit(), None);
+}
+
+#[test]
 fn guess_none_for_a_jump() {
     let p = ProgramModel::of(CALLS);
     let prev = module_line(&p, 5, &[]);
