@@ -219,9 +219,7 @@ impl NextState<'_> {
             ..prev.clone()
         })
     }
-}
 
-impl NextState<'_> {
     /// Where no state can be guessed after a forward step from a frame's return with
     /// no caller on the stack, the run's end: it ended normally (a guess; an entry
     /// call's code may call again, or the return may carry an exception out).

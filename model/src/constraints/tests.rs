@@ -1891,6 +1891,11 @@ fn a_pure_looking_statement_may_change_objects_where_code_could_run_unseen() {
     let plain_class = "class A:\n    pass\ndef f(xs):\n    n = len(xs)\n    return n\n";
     let p = ProgramModel::of(plain_class);
     assert_eq!(changeable_after(&p, 4, &[("xs", "[1]")], 5), ["n"]);
+    // The dict `locals()` gave is refreshed with the frame's names when it is read.
+    let exposed = "def f(xs):\n    seen = locals()\n    n = len(xs)\n    return n\n";
+    let p = ProgramModel::of(exposed);
+    let locals = [("xs", "[1]"), ("seen", "{'xs': [1]}")];
+    assert_eq!(changeable_after(&p, 3, &locals, 4), ["n", "seen", "xs"]);
     let source = "def f(xs, g):\n    n = sum(g)\n    xs += [n]\n    return xs\n";
     let p = ProgramModel::of(source);
     let generator = [("xs", "[1]"), ("g", "<generator object <genexpr> at 0x1>")];

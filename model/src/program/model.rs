@@ -42,6 +42,10 @@ pub struct ProgramModel {
     /// Some class of the program has code that Python may run where no line names it
     /// (see `class_code_runs_unasked`), worked out once.
     class_code_runs_unasked: bool,
+    /// Some line reaches a frame's namespace (`locals()`, `vars()`, `sys._getframe`):
+    /// the dict `locals()` gives is refreshed with the frame's names whenever the
+    /// frame is read, so it changes where no line changes it.
+    frames_exposed: bool,
 }
 
 impl ProgramModel {
@@ -103,6 +107,14 @@ impl ProgramModel {
             bound_anywhere: BTreeSet::new(),
             binding_lines: Default::default(),
             class_code_runs_unasked: false,
+            frames_exposed: source.lines().any(|line| {
+                layout::words(line).any(|w| {
+                    matches!(
+                        w,
+                        "locals" | "vars" | "_getframe" | "currentframe" | "f_locals"
+                    )
+                })
+            }),
         };
         model.class_code_runs_unasked = model.class_code_runs_unasked();
         for line in 1..=model.lines.len() as u32 {
@@ -375,7 +387,8 @@ impl ProgramModel {
     }
 
     /// Whether the statement on `line` can change no object, as its text says (see
-    /// [`effects::mutates_nothing`]): not where a class's code could run unasked.
+    /// [`effects::mutates_nothing`]): not where a class's code could run unasked, nor
+    /// where a frame's namespace is exposed.
     pub fn mutates_nothing(&self, line: u32) -> bool {
         let code: Vec<&str> = self
             .flow
@@ -384,6 +397,7 @@ impl ProgramModel {
             .map(|l| self.code(l))
             .collect();
         !self.class_code_runs_unasked
+            && !self.frames_exposed
             && effects::mutates_nothing(&code.join("\n"), |word| self.defines(word))
     }
 
