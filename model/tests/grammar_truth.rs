@@ -599,7 +599,7 @@ def scale(n, label):
 
 #[test]
 fn a_step_into_a_call_enters_a_function_the_line_can_reach() {
-    let source = |passed: &str| {
+    let source = |passed: &str, line_8: &str| {
         format!(
             "\
 def f(x):
@@ -609,16 +609,16 @@ def g(x):
     return x * 2
 
 def run(k):
-    a = f(k)
+    {line_8}
     b = g(a)
     return b
 {passed}"
         )
     };
-    // Whether, from the state on line 8 (`a = f(k)`), the grammar admits the call of
-    // `g` that really comes from line 9.
-    let admits_g_from_line_8 = |passed: &str| {
-        let t = Traced::new("callee", &source(passed), "run(3)");
+    // Whether, from the state on line 8, the grammar admits the first call of `g`
+    // (from line 9 where line 8 does not call it).
+    let admits_g_from_line_8 = |passed: &str, line_8: &str| {
+        let t = Traced::new("callee", &source(passed, line_8), "run(3)");
         let s = &t.states;
         let on_8 = t.on_line(8)[0];
         let call_g = (0..s.len())
@@ -645,9 +645,15 @@ def run(k):
             )
             .is_ok()
     };
-    assert!(!admits_g_from_line_8(""), "line 8 names f, not g");
     assert!(
-        admits_g_from_line_8("HANDLERS = [g]\n"),
-        "g is passed around"
+        !admits_g_from_line_8("", "a = f(k)"),
+        "line 8 names f, not g"
+    );
+    // A Step Into stops at the first call: from `a = f(k)` that is f's, even where a
+    // function f runs could call g.
+    assert!(!admits_g_from_line_8("HANDLERS = [g]\n", "a = f(k)"));
+    assert!(
+        admits_g_from_line_8("HANDLERS = [g]\n", "a = f(HANDLERS[0](k))"),
+        "g is passed around and called through the list first"
     );
 }
