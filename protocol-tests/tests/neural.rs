@@ -338,18 +338,20 @@ fn the_neural_engine_stops_at_predicted_exceptions() {
         assert_eq!(breakpoint["verified"], true, "{body}");
     }
     // The test model learned this program: Continue walks its predictions to an
-    // exception Python raises there (parse's ValueError on line 2, caught in safe, or
-    // the KeyError on line 16 that ends the run), and exceptionInfo reads its value.
+    // exception Python raises there (parse's ValueError, caught in safe, or the
+    // KeyError on line 16 that ends the run), and exceptionInfo reads its value. Where
+    // on the way it stops is the tiny model's guess (it has stopped at parse's line 2
+    // and at safe's `except` line), so the line is not asserted.
     let stopped = client.step("continue").expect("a stop before the end");
     assert_eq!(stopped["body"]["reason"], "exception", "{stopped}");
     let info = client.ok("exceptionInfo", json!({ "threadId": 1 }));
-    let raised = (
-        client.top().1,
-        info["exceptionId"].as_str().unwrap().to_string(),
-    );
+    let raised = info["exceptionId"].as_str().unwrap().to_string();
+    let description = info["description"].as_str().unwrap_or("");
     assert!(
-        raised == (2, "ValueError".into()) || raised == (16, "KeyError".into()),
-        "{raised:?} {info}"
+        (raised == "ValueError" && description.contains("invalid literal for int()"))
+            || (raised == "KeyError" && description.contains("nope")),
+        "{raised} at line {}: {info}",
+        client.top().1
     );
     let ignored = client.received.iter().any(|m| {
         m["event"] == "output"
