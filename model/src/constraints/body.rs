@@ -76,6 +76,7 @@ impl NextState<'_> {
         // After one statement in the same frame, only what it binds or (through a
         // call, subscript or attribute) mutates can change.
         let changeable = self.changeable_in(header, at_start);
+        let changes_known = changeable.is_some();
         // What a frame held before and cannot have lost (see `held_names`).
         let mut held = self.held_names(header);
         held.extend(self.newly_bound(header));
@@ -128,7 +129,7 @@ impl NextState<'_> {
             changeable,
             local_names,
             held,
-            global_names: match diff.then(|| self.changeable_globals(header, at_start)) {
+            global_names: match diff.then(|| self.changeable_globals(changes_known)) {
                 Some(Some(changeable)) => changeable,
                 _ => names(&self.program.identifiers, &self.prev.globals),
             },
@@ -247,25 +248,23 @@ impl NextState<'_> {
         }
     }
 
-    /// In a diff after one statement of a function's frame, the globals it can have
-    /// changed: none from a fresh call to its first line or where it changes no object
-    /// (see `changes_no_object`), else those whose values may be mutable. `None`
-    /// where a line could rebind or remove a global.
-    fn changeable_globals(&self, header: &str, at_start: bool) -> Option<Vec<String>> {
+    /// In a diff after one statement of a function's frame whose changes are known
+    /// (`locals_known`, see `changeable_in`), the globals it can have changed: none
+    /// from a fresh call to its first line or where it changes no object (see
+    /// `changes_no_object`), else those whose values may be mutable. `None` where a
+    /// line could rebind or remove a global.
+    fn changeable_globals(&self, locals_known: bool) -> Option<Vec<String>> {
         let prev = self.prev;
-        if self.program.changes_globals_from_afar || prev.function == "<module>" {
+        if !locals_known || self.program.changes_globals_from_afar || prev.function == "<module>" {
             return None;
         }
-        match self.changeable_in(header, at_start) {
-            Some(_) if prev.event == Event::Call || self.changes_no_object() => Some(Vec::new()),
-            Some(_) => {
-                let mutable = prev.globals.iter().filter(|(_, value)| !immutable(value));
-                let mut names: Vec<String> = mutable.map(|(name, _)| name.clone()).collect();
-                names.sort();
-                Some(names)
-            }
-            None => None,
+        if prev.event == Event::Call || self.changes_no_object() {
+            return Some(Vec::new());
         }
+        let mutable = prev.globals.iter().filter(|(_, value)| !immutable(value));
+        let mut names: Vec<String> = mutable.map(|(name, _)| name.clone()).collect();
+        names.sort();
+        Some(names)
     }
 
     /// Whether the current state is the `call` of a function at its `def` line, one

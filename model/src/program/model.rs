@@ -70,26 +70,14 @@ impl ProgramModel {
                 .collect::<BTreeSet<_>>()
                 .into_iter()
                 .collect(),
-            rebinds_from_afar: source
-                .lines()
-                .any(|line| layout::words(line).any(|w| w == "global" || w == "nonlocal")),
-            changes_globals_from_afar: source.lines().any(|line| {
-                layout::words(line).any(|w| {
-                    matches!(
-                        w,
-                        "global"
-                            | "del"
-                            | "globals"
-                            | "vars"
-                            | "setattr"
-                            | "delattr"
-                            | "__dict__"
-                            | "modules"
-                            | "exec"
-                            | "eval"
-                    )
-                })
-            }),
+            rebinds_from_afar: mentions(source, &["global", "nonlocal"]),
+            changes_globals_from_afar: mentions(
+                source,
+                &[
+                    "global", "del", "globals", "vars", "setattr", "delattr", "__dict__",
+                    "modules", "exec", "eval",
+                ],
+            ),
             reordering_lines: (1..)
                 .zip(source.lines())
                 .filter(|(_, line)| {
@@ -107,14 +95,10 @@ impl ProgramModel {
             bound_anywhere: BTreeSet::new(),
             binding_lines: Default::default(),
             class_code_runs_unasked: false,
-            frames_exposed: source.lines().any(|line| {
-                layout::words(line).any(|w| {
-                    matches!(
-                        w,
-                        "locals" | "vars" | "_getframe" | "currentframe" | "f_locals"
-                    )
-                })
-            }),
+            frames_exposed: mentions(
+                source,
+                &["locals", "vars", "_getframe", "currentframe", "f_locals"],
+            ),
         };
         model.class_code_runs_unasked = model.class_code_runs_unasked();
         for line in 1..=model.lines.len() as u32 {
@@ -201,14 +185,8 @@ impl ProgramModel {
     /// starts a frame when called (see [`effects::only_program_call`] and
     /// `plain_function`), and no class's code runs unasked.
     pub fn only_callee(&self, line: u32) -> Option<u32> {
-        if self.rebinds_from_afar
-            || self.class_code_runs_unasked
-            || self.flow.statement(line).len() != 1
-        {
-            return None;
-        }
         let code = without_defined_name(self.code(line));
-        let name = effects::only_program_call(code, |word| self.defines(word))?;
+        let name = self.only_program_call(line, code)?;
         if !self.plain_functions.contains(&name) {
             return None;
         }
@@ -221,12 +199,21 @@ impl ProgramModel {
     /// it prints, only `function` does.
     pub fn prints_nothing_but(&self, line: u32, function: &str) -> bool {
         let code = self.code(line);
-        !self.rebinds_from_afar
-            && !self.class_code_runs_unasked
-            && self.flow.statement(line).len() == 1
-            && !layout::words(code).any(|w| w == "print")
-            && effects::only_program_call(code, |word| self.defines(word)).as_deref()
-                == Some(function)
+        !layout::words(code).any(|w| w == "print")
+            && self.only_program_call(line, code).as_deref() == Some(function)
+    }
+
+    /// The one function of the program that `code`, the one-line statement on
+    /// `line`, can run (see [`effects::only_program_call`]); `None` where a name can
+    /// be rebound from another frame or a class's code can run unasked.
+    fn only_program_call(&self, line: u32, code: &str) -> Option<String> {
+        if self.rebinds_from_afar
+            || self.class_code_runs_unasked
+            || self.flow.statement(line).len() != 1
+        {
+            return None;
+        }
+        effects::only_program_call(code, |word| self.defines(word))
     }
 
     /// Whether `name` is, everywhere in the program, one function whose frame starts
@@ -633,6 +620,13 @@ impl ProgramModel {
         }
         false
     }
+}
+
+/// Whether a line of `source` has one of `words` as a word.
+fn mentions(source: &str, words: &[&str]) -> bool {
+    source
+        .lines()
+        .any(|line| layout::words(line).any(|w| words.contains(&w)))
 }
 
 /// `code` without the name that a `def` or `class` header on it binds (`def f(x=g()):`
