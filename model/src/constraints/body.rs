@@ -59,12 +59,13 @@ impl NextState<'_> {
                 .get(&line)
                 .cloned()
                 .unwrap_or_default(),
-            // Going into a loop's block or on after an assignment, a name that must
-            // take a new value is written (a diff cannot carry it over unchanged).
+            // Going into a loop's block or on after an assignment (a line of the same
+            // frame: it ran whole), a name that must take a new value is written (a
+            // diff cannot carry it over unchanged).
             Some(line) if diff && event == "<|line|>" => self
                 .bindings()
                 .into_iter()
-                .filter(|b| b.written_on.as_ref().is_some_and(|on| on.contains(&line)))
+                .filter(|b| b.written_on.as_ref().is_none_or(|on| on.contains(&line)))
                 .flat_map(|b| &b.targets)
                 .filter(|target| target.must_write)
                 .map(|target| target.name.clone())

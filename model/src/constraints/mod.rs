@@ -239,9 +239,11 @@ pub fn shown_value(state: &State, name: &str) -> Option<String> {
     state.locals.get(name).or(state.globals.get(name)).cloned()
 }
 
-/// The repr of `text` if it is a literal, else of the name's value `state` shows.
-fn literal_or_shown(state: &State, text: &str) -> Option<String> {
-    crate::entry::exact_literal_repr(text).or_else(|| shown_value(state, text))
+/// The repr of `text` if it is a literal, a name whose value `state` shows, or
+/// whole-number arithmetic or a comparison of those (see
+/// [`crate::program::known::repr_of`]).
+fn known_repr(state: &State, text: &str) -> Option<String> {
+    crate::program::known::repr_of(text, &|name| shown_value(state, name))
 }
 
 /// The depth and function of a state's header (`<|line|>3 1 f`).

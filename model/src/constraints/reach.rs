@@ -80,10 +80,10 @@ impl NextState<'_> {
         !self.headers(event, false).is_empty()
     }
 
-    /// Whether a forward step from an `if NAME:`, `elif NAME:` or `while NAME:` line
-    /// (or `not NAME`) goes into its block, where the state shows a value of a builtin
-    /// kind whose truth its repr tells (`[]`, `0`, `''`, `None` are false). Testing
-    /// such a value runs no code, so nothing else can happen first.
+    /// Whether a forward step from an `if`, `elif` or `while` line goes into its
+    /// block, where its condition tests shown values in ways that run no code (see
+    /// [`crate::program::conditions`]): `if not xs:`, `while n != 1:`, `if lo <= hi
+    /// and x is None:`. Nothing else can happen first.
     pub fn branch_taken(&self) -> Option<bool> {
         let prev = self.prev;
         if !self.action.is_forward_step() || prev.event != Event::Line {
@@ -93,17 +93,9 @@ impl NextState<'_> {
         let condition = ["if ", "elif ", "while "]
             .iter()
             .find_map(|keyword| code.strip_prefix(keyword))?
-            .strip_suffix(':')?
-            .trim();
-        let (negated, name) = match condition.strip_prefix("not ") {
-            Some(name) => (true, name.trim()),
-            None => (false, condition),
-        };
-        if !crate::program::layout::is_name(name) {
-            return None;
-        }
-        let truth = truth_of_repr(&super::shown_value(prev, name)?)?;
-        Some(truth != negated)
+            .strip_suffix(':')?;
+        let shown = |name: &str| super::shown_value(prev, name);
+        crate::program::conditions::truth(condition, &shown)
     }
 
     /// The lines a state of this event may stand on, by the program's control flow,
@@ -369,21 +361,4 @@ fn depth_digits(trie: &mut Trie, from: NodeId, least: u32) -> NodeId {
         }
     }
     names
-}
-
-/// What `bool()` gives for a value of a builtin kind, from its repr; `None` for any
-/// other value (an object may define its own truth).
-fn truth_of_repr(repr: &str) -> Option<bool> {
-    match repr {
-        "None" | "False" | "''" | "\"\"" | "[]" | "{}" | "()" | "set()" | "b''" => {
-            return Some(false)
-        }
-        "True" => return Some(true),
-        _ => {}
-    }
-    if repr.starts_with(['\'', '"', '[', '{', '(']) {
-        return Some(true); // a non-empty string or container
-    }
-    let number = repr.parse::<f64>().ok()?;
-    Some(number != 0.0)
 }

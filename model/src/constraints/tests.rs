@@ -200,13 +200,19 @@ def f(xs, n):
 }
 
 #[test]
-fn flow_lines_an_if_goes_to_either_branch() {
+fn flow_lines_an_if_goes_where_its_comparison_of_shown_values_says() {
     let source =
         "def f(n):\n    if n > 0:\n        n = 1\n    else:\n        n = 2\n    return n\n";
     let p = ProgramModel::of(source);
-    let prev = state(&p, Event::Line, 2, "f", &[], &[("n", "3")]);
-    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
-    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[3, 5]))));
+    let after = |locals: &[(&str, &str)]| {
+        let prev = state(&p, Event::Line, 2, "f", &[], locals);
+        NextState::new(&p, &prev, None, None, &Action::StepOver).flow_lines("<|line|>")
+    };
+    assert_eq!(after(&[("n", "3")]), Some((0, lines(&[3]))));
+    assert_eq!(after(&[("n", "-1")]), Some((0, lines(&[5]))));
+    // A value the state does not show, or one whose comparison could run code.
+    assert_eq!(after(&[]), Some((0, lines(&[3, 5]))));
+    assert_eq!(after(&[("n", "Box(1)")]), Some((0, lines(&[3, 5]))));
 }
 
 #[test]
@@ -838,6 +844,18 @@ fn bound_arguments_a_call_of_names_and_literals() {
 }
 
 #[test]
+fn bound_arguments_of_arithmetic_on_shown_values() {
+    let source = CALLS.replace("add(x, 2)", "add(x - 1, x % 2 == 1)");
+    let p = ProgramModel::of(&source);
+    let prev = module_line(&p, 6, &[("x", "5")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        next.bound_arguments("<|call|>1 1 add").as_deref(),
+        Some(r#"{"a":"4","b":"True"}"#)
+    );
+}
+
+#[test]
 fn bound_arguments_none_where_a_lambda_could_rebind() {
     let source = "def add(a, b):\n    return a + b\n\nx = 5\ny = add(x, (lambda: 2)())\n";
     let p = ProgramModel::of(source);
@@ -1059,13 +1077,42 @@ fn returned_value_of_the_module_is_none() {
 }
 
 #[test]
-fn returned_value_not_of_an_expression() {
-    let source = "def f(a):\n    return a + 1\n";
+fn returned_value_of_whole_number_arithmetic() {
+    let source = "K = 10\ndef f(a, b):\n    return a * 2 - b % K\n";
     let p = ProgramModel::of(source);
-    let prev = state(&p, Event::Line, 2, "f", &[], &[("a", "1")]);
+    let mut prev = state(
+        &p,
+        Event::Line,
+        3,
+        "f",
+        &[("<module>", 5)],
+        &[("a", "4"), ("b", "13")],
+    );
+    prev.globals.insert("K".into(), "10".into());
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let carried = "{\"..\":\"..\"}\n<|globals|>{\"..\":\"..\"}\n<|value|>";
+    assert_eq!(
+        next.returned_value("<|return|>3 1 f", carried).as_deref(),
+        Some("\"5\"")
+    );
+    let written = "{\"a\":\"1\",\"b\":\"2\"}\n<|globals|>{\"K\":\"3\"}\n<|value|>";
+    assert_eq!(
+        next.returned_value("<|return|>3 1 f", written).as_deref(),
+        Some("\"0\"")
+    );
+}
+
+#[test]
+fn returned_value_not_of_a_call_or_a_float() {
+    let source = "def f(a):\n    return g(a) + 1\ndef g(a):\n    return a / 2\n";
+    let p = ProgramModel::of(source);
     let written = "{\"..\":\"..\"}\n<|value|>";
-    assert_eq!(next.returned_value("<|return|>2 0 f", written), None);
+    for (line, function) in [(2, "f"), (4, "g")] {
+        let prev = state(&p, Event::Line, line, function, &[], &[("a", "1")]);
+        let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+        let header = format!("<|return|>{line} 0 {function}");
+        assert_eq!(next.returned_value(&header, written), None);
+    }
 }
 
 #[test]
@@ -1331,6 +1378,76 @@ fn bindings_a_swap_takes_the_shown_values() {
         options(next.bindings()),
         named(&[("a", &["'x'"]), ("b", &["1"])])
     );
+}
+
+#[test]
+fn bindings_the_known_immutable_values_of_a_partly_known_assignment() {
+    let source = "def f(a, b, xs):\n    a, b = b, g(a)\n    ys, n = xs, xs.pop()\n    return a\n";
+    let p = ProgramModel::of(source);
+    let locals = [("a", "0"), ("b", "1"), ("xs", "[1]")];
+    let prev = state(&p, Event::Line, 2, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("a", &["1"])]));
+    // `a` changes, so a diff on the next line of the frame must write it.
+    assert_eq!(next.body_spec("<|line|>4 0 f", false).required, ["a"]);
+    // `xs.pop()` could change the list `ys` now holds: a list binds only where every
+    // value is known.
+    let prev = state(&p, Event::Line, 3, "f", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert!(next.bindings().is_none());
+}
+
+#[test]
+fn bindings_an_unchanged_value_need_not_be_written() {
+    let source = "def f(a, b):\n    a, b = b, a * b\n    return a\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("a", "1"), ("b", "1")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        options(next.bindings()),
+        named(&[("a", &["1"]), ("b", &["1"])])
+    );
+    assert!(next.body_spec("<|line|>3 0 f", false).required.is_empty());
+}
+
+#[test]
+fn bindings_whole_number_arithmetic_of_shown_values() {
+    let source = "def f(lo, hi):\n    mid, lo = (lo + hi) // 2, lo - 1\n    return mid\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("lo", "-3"), ("hi", "6")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(
+        options(next.bindings()),
+        named(&[("mid", &["1"]), ("lo", &["-4"])])
+    );
+    assert_eq!(
+        next.body_spec("<|line|>3 0 f", false).required,
+        ["mid", "lo"]
+    );
+}
+
+#[test]
+fn bindings_an_augmented_assignment_of_whole_numbers() {
+    let source = "def f(n, s):\n    n //= 2 + 1\n    s += 'x'\n    n **= 2\n    return n\n";
+    let p = ProgramModel::of(source);
+    let prev = |line| {
+        state(
+            &p,
+            Event::Line,
+            line,
+            "f",
+            &[],
+            &[("n", "-7"), ("s", "'a'")],
+        )
+    };
+    let bindings = |line| {
+        let prev = prev(line);
+        let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+        next.bindings().cloned()
+    };
+    assert_eq!(options(bindings(2).as_ref()), named(&[("n", &["-3"])]));
+    assert!(bindings(3).is_none(), "not a string");
+    assert!(bindings(4).is_none(), "not a power");
 }
 
 #[test]

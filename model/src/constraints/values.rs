@@ -3,7 +3,7 @@
 //! when a call returns to it and what a frame keeps to its return, the arguments a call
 //! binds, the value a `return` line gives, what a `print` writes.
 
-use super::{header_frame, immutable, literal_or_shown, shown_value, NextState};
+use super::{header_frame, immutable, known_repr, shown_value, NextState};
 use crate::language;
 use crate::program::lexer::{closes_at_end, closing_bracket};
 use crate::program::{effects, layout};
@@ -17,8 +17,8 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug)]
 pub struct Bindings {
     pub targets: Vec<Binding>,
-    /// The lines on which a state must write the names that cannot keep their values
-    /// (a loop's block; none after an assignment).
+    /// The lines on which a state must write the names that cannot keep their values:
+    /// a loop's block; `None` after an assignment, any line of the same frame.
     pub written_on: Option<std::ops::RangeInclusive<u32>>,
     pub continues: Option<bool>,
 }
@@ -380,7 +380,7 @@ impl NextState<'_> {
     fn argument_values(&self, header: &str) -> Option<Vec<Binding>> {
         const UNKNOWN: char = '\u{1}';
         let locals = self.call_locals(header, &|arg| {
-            let known = self.shown_name(arg);
+            let known = self.argument_repr(arg);
             Some(known.unwrap_or_else(|| format!("{UNKNOWN}{arg}")))
         })?;
         // Every argument known: `bound_arguments` gives the locals whole.
@@ -443,37 +443,56 @@ impl NextState<'_> {
             })
     }
 
-    /// After a one-line `NAMES = VALUES` whose values are literals or names the state
-    /// shows (`a, b = b, a`, `low, n = (3, k)`), each name takes its value where the
-    /// next state writes it. Not where `global` or `nonlocal` could put a name
-    /// elsewhere, nor for a literal with braces (a set's repr has an order of its own).
-    /// The names are not required: a state after a handler's end is written in full.
+    /// After a one-line `NAMES = VALUES`, each name whose value is a literal, a name
+    /// the state shows or whole-number arithmetic of those (`a, b = b, a`,
+    /// `low, n = (3, k)`, `mid = (lo + hi) // 2`, `n -= 1`) takes it where the next state
+    /// writes it; a name whose value changes must be written (see `body_spec`). Where
+    /// only some values are known (`a, b = b, a + b`), only immutable ones bind: a
+    /// later value's call could change a list the earlier name now holds. Not where
+    /// `global` or `nonlocal` could put a name elsewhere, nor for a literal with braces
+    /// (a set's repr has an order of its own).
     fn assigned_values(&self) -> Option<Bindings> {
         let (prev, program) = (self.prev, self.program);
         if !self.steps_past_one_line() {
             return None;
         }
-        let (names, values) = assignment(program.code(prev.line))?;
-        let value = |text: &str| literal_or_shown(prev, text.trim());
-        let values: Vec<String> = match names.len() {
-            1 => vec![value(values)?],
+        let code = program.code(prev.line);
+        let (names, values) = match assignment(code) {
+            Some((names, values)) => (names, values.to_string()),
+            None => {
+                let (name, value) = augmented_arithmetic(code)?;
+                (vec![name.to_string()], value)
+            }
+        };
+        let values = values.as_str();
+        let value = |text: &str| known_repr(prev, text.trim());
+        let values: Vec<Option<String>> = match names.len() {
+            1 => vec![value(values)],
             n => {
                 let parts = crate::program::lexer::split_top(unparenthesized(values));
                 if parts.len() != n {
                     return None;
                 }
-                parts.iter().map(|p| value(p)).collect::<Option<_>>()?
+                parts.iter().map(|p| value(p)).collect()
             }
         };
-        let targets = names
-            .into_iter()
+        let all_known = values.iter().all(Option::is_some);
+        let repeated = |name: &str| names.iter().filter(|n| *n == name).count() > 1;
+        let targets: Vec<Binding> = names
+            .iter()
             .zip(values)
-            .map(|(name, value)| Binding {
-                must_write: false,
-                options: vec![serde_json::Value::from(value).to_string()],
-                name,
+            .filter_map(|(name, value)| {
+                let value = value.filter(|v| all_known || immutable(v))?;
+                (!repeated(name)).then(|| Binding {
+                    must_write: shown_value(prev, name).as_ref() != Some(&value),
+                    options: vec![serde_json::Value::from(value).to_string()],
+                    name: name.clone(),
+                })
             })
             .collect();
+        if targets.is_empty() {
+            return None;
+        }
         Some(Bindings {
             targets,
             written_on: None,
@@ -489,7 +508,7 @@ impl NextState<'_> {
     fn loop_items(&self, iterable: &str) -> Option<(Vec<String>, Reads)> {
         let prev = self.prev;
         let iterable = iterable.trim();
-        let value = |text: &str| literal_or_shown(prev, text.trim());
+        let value = |text: &str| known_repr(prev, text.trim());
         let number = |text: &str| value(text)?.parse::<i64>().ok();
         if let Some(args) = call_arguments(iterable, "range") {
             let values: Vec<String> = args.iter().map(|a| value(a)).collect::<Option<_>>()?;
@@ -774,14 +793,14 @@ impl NextState<'_> {
     /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
     /// more than its parameters, a decorator may wrap the function).
     pub fn bound_arguments(&self, header: &str) -> Option<String> {
-        let locals = self.call_locals(header, &|arg| self.shown_name(arg))?;
+        let locals = self.call_locals(header, &|arg| self.argument_repr(arg))?;
         Some(serde_json::to_value(&locals).ok()?.to_string())
     }
 
-    /// The value the current state shows for `text` if it is a plain name.
-    fn shown_name(&self, text: &str) -> Option<String> {
-        let is_name = text.chars().all(|c| c.is_alphanumeric() || c == '_');
-        is_name.then(|| shown_value(self.prev, text)).flatten()
+    /// The repr of an argument's value, where the current state says it: a name it
+    /// shows, or arithmetic or a comparison of those (see `known_repr`).
+    fn argument_repr(&self, text: &str) -> Option<String> {
+        known_repr(self.prev, text)
     }
 
     /// The locals the call `header` begins binds, each argument's repr given by
@@ -893,16 +912,13 @@ impl NextState<'_> {
         let code = self.program.lines.get(line.checked_sub(1)?)?.trim();
         let code = code.split(" #").next().unwrap_or(code).trim_end();
         let expr = code.strip_prefix("return ")?.trim();
-        let is_name = !expr.is_empty()
-            && !expr.starts_with(|c: char| c.is_ascii_digit())
-            && expr.chars().all(|c| c.is_alphanumeric() || c == '_');
-        Some(if is_name && !["True", "False", "None"].contains(&expr) {
-            Returned::Local {
-                name: expr.to_string(),
-                before: self.prev.locals.get(expr).cloned(),
-            }
-        } else {
-            Returned::Repr(crate::entry::exact_literal_repr(expr)?)
+        if let Some(repr) = crate::entry::exact_literal_repr(expr) {
+            return Some(Returned::Repr(repr));
+        }
+        Some(Returned::Computed {
+            expr: expr.to_string(),
+            locals_before: self.prev.locals.clone(),
+            globals_before: self.prev.globals.clone(),
         })
     }
 
@@ -935,28 +951,50 @@ impl NextState<'_> {
 pub enum Returned {
     /// This repr (`return 3`, or the module's `None`).
     Repr(String),
-    /// The local `name` as the return state writes it, or as it was before the step
-    /// where the state carries it unchanged (`"..": ".."`).
-    Local {
-        name: String,
-        before: Option<String>,
+    /// An expression's value where it is a name (`return total`), whole-number
+    /// arithmetic or a comparison of names and literals (`return a + 2 * b`, see
+    /// `program::known`), from the values the return state writes, or those it carries
+    /// unchanged (`"..": ".."`) from the state before.
+    Computed {
+        expr: String,
+        locals_before: crate::state::Vars,
+        globals_before: crate::state::Vars,
     },
 }
 
 impl Returned {
     /// The value's JSON text, given the state's body written so far (its locals on
-    /// the first line); `None` where the locals do not say it.
+    /// the first line, then its globals); `None` where they do not say it.
     pub fn value(&self, body: &str) -> Option<String> {
         let repr = match self {
             Returned::Repr(repr) => repr.clone(),
-            Returned::Local { name, before } => {
-                let written: IndexMap<String, String> =
-                    serde_json::from_str(body.lines().next()?).ok()?;
-                match written.get(name) {
-                    Some(value) => value.clone(),
-                    None if written.contains_key(language::REST) => before.clone()?,
-                    None => return None,
-                }
+            Returned::Computed {
+                expr,
+                locals_before,
+                globals_before,
+            } => {
+                let section = |text: &str| -> Option<IndexMap<String, String>> {
+                    serde_json::from_str(text).ok()
+                };
+                let locals = section(body.lines().next()?)?;
+                let globals = body
+                    .lines()
+                    .find_map(|line| line.strip_prefix(language::GLOBALS))
+                    .and_then(section);
+                let carries = |vars: &IndexMap<String, String>| vars.contains_key(language::REST);
+                let value_of = |name: &str| match locals.get(name) {
+                    Some(value) => Some(value.clone()),
+                    None if carries(&locals) && locals_before.contains_key(name) => {
+                        locals_before.get(name).cloned()
+                    }
+                    // Not a local: a global, as the state writes it or carries it.
+                    None => match &globals {
+                        Some(globals) if !carries(globals) => globals.get(name).cloned(),
+                        Some(globals) => globals.get(name).or(globals_before.get(name)).cloned(),
+                        None => globals_before.get(name).cloned(),
+                    },
+                };
+                crate::program::known::repr_of(expr, &value_of)?
             }
         };
         Some(serde_json::Value::from(repr).to_string())
@@ -1062,6 +1100,19 @@ pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
         return layout::is_name(name).then(|| (vec![name.to_string()], values));
     }
     Some((plain_names(targets)?, values))
+}
+
+/// `NAME OP= VALUE` with a whole-number operator (`n -= 1`, `k //= 2`): the name, and
+/// the arithmetic it takes the value of (`n - (1)`).
+fn augmented_arithmetic(code: &str) -> Option<(&str, String)> {
+    let (target, value) = code.trim().split_once('=')?;
+    if value.starts_with('=') {
+        return None;
+    }
+    let (name, op) = ["//", "+", "-", "*", "%"]
+        .iter()
+        .find_map(|op| Some((target.trim_end().strip_suffix(op)?.trim(), op)))?;
+    layout::is_name(name).then(|| (name, format!("{name} {op} ({})", value.trim())))
 }
 
 /// The names of `a, b` or `(a, b)` as assignment targets, if each is a plain name.

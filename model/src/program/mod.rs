@@ -15,9 +15,12 @@
 //! - [`printed`]: what a `print(...)` statement writes.
 //! - [`syntax`]: syntax errors and the lines no run stands on (tree-sitter).
 
+pub mod arithmetic;
+pub mod conditions;
 pub mod effects;
 pub mod flow;
 pub mod kinds;
+pub mod known;
 pub mod layout;
 pub mod lexer;
 mod model;

@@ -76,7 +76,9 @@ impl Printed {
         let repr = match exact_literal_repr(arg) {
             Some(repr) => Some(repr),
             None if is_name(arg) => values.into_iter().next(),
-            None => None,
+            // Whole-number arithmetic or a comparison: an `int` or `bool`, whose
+            // `str()` is its repr.
+            None => super::known::repr_of(arg, shown),
         };
         Some(match repr.and_then(|r| str_of(&r)) {
             Some(text) => text.chars().map(Piece::Char).collect(),
@@ -203,10 +205,12 @@ fn f_string(template: &str, shown: &impl Fn(&str) -> Option<String>) -> Option<V
             return None;
         }
         let values = plain_values(field, shown)?;
+        let computed = || super::known::repr_of(field, shown).and_then(|r| str_of(&r));
         match values
             .first()
             .filter(|_| is_name(field))
             .and_then(|v| str_of(v))
+            .or_else(computed)
         {
             Some(text) => pieces.extend(text.chars().map(Piece::Char)),
             // A field that computes: its text is the model's.
@@ -363,13 +367,23 @@ mod tests {
     #[test]
     fn sep_end_and_f_strings_are_followed_and_expressions_are_left_open() {
         assert!(printed("print('a:', i, sep='=', end=' ')").admits("a:=5 "));
-        let p = printed("print(f'{word} -> {i * 2}')");
-        assert!(p.admits("kiwi -> 10\n"));
+        let p = printed("print(f'{word} -> {word * 2}')");
+        assert!(p.admits("kiwi -> kiwikiwi\n"));
         assert!(p.admits("kiwi -> anything\n"));
         assert!(!p.admits_prefix("apple"));
-        let p = printed("print(i + 1, 'x')");
-        assert!(p.admits("6 x\n"));
-        assert!(!p.admits("6 y\n"));
+        let p = printed("print(word + 's', 'x')");
+        assert!(p.admits("kiwis x\n"));
+        assert!(!p.admits("kiwis y\n"));
+    }
+
+    #[test]
+    fn whole_number_arithmetic_and_comparisons_are_worked_out() {
+        let p = printed("print(f'{word} -> {i * 2}')");
+        assert!(p.admits("kiwi -> 10\n"));
+        assert!(!p.admits("kiwi -> 11\n"));
+        let p = printed("print(i + 1, i % 2 == 0)");
+        assert!(p.admits("6 False\n"));
+        assert!(!p.admits("7 False\n"));
     }
 
     #[test]

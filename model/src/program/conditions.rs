@@ -1,0 +1,309 @@
+//! Whether a condition holds, where the values it tests are shown and testing them runs
+//! no code: `n != 1`, `lo <= hi and not found`, `x is None`, `s == 'done'`. Anything
+//! else (a call, a float, a comparison of values of different kinds that Python could
+//! still find equal) is not worked out.
+
+use super::arithmetic::Arithmetic;
+use super::lexer::{chars, closes_at_end, Kind};
+
+/// The truth of `expr`, where `value_of` gives the reprs of the names it reads; `None`
+/// where they do not settle it.
+pub fn truth(expr: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<bool> {
+    let expr = unparenthesized(expr.trim());
+    // `or` binds loosest, then `and`; each stops at the first part that settles it,
+    // as Python does (a later part is never run, so it need not be known).
+    for (word, settles) in [(" or ", true), (" and ", false)] {
+        let parts = split_at_word(expr, word);
+        if parts.len() > 1 {
+            for part in parts {
+                if truth(part, value_of)? == settles {
+                    return Some(settles);
+                }
+            }
+            return Some(!settles);
+        }
+    }
+    if let Some(inner) = expr.strip_prefix("not ") {
+        return truth(inner, value_of).map(|t| !t);
+    }
+    match comparison(expr) {
+        Some((first, rest)) => {
+            let mut left = operand(first, value_of)?;
+            for (op, text) in rest {
+                let right = operand(text, value_of)?;
+                if !compare(op, &left, &right)? {
+                    return Some(false);
+                }
+                left = right;
+            }
+            Some(true)
+        }
+        None => match operand(expr, value_of)? {
+            Value::Int(n) => Some(n != 0),
+            Value::Repr(repr) => truth_of_repr(&repr),
+        },
+    }
+}
+
+/// The value of `expr` where it is a comparison or a `not` (always a `bool`) that
+/// `truth` settles; `None` for anything else (`a and b` gives one of its parts).
+pub fn boolean(expr: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<bool> {
+    let expr = unparenthesized(expr.trim());
+    let loose = [" or ", " and "]
+        .iter()
+        .any(|w| split_at_word(expr, w).len() > 1);
+    let compares = expr.starts_with("not ") || comparison(expr).is_some();
+    if loose || !compares {
+        return None;
+    }
+    truth(expr, value_of)
+}
+
+/// Whether a value of a builtin kind is true, by its repr (`[]`, `0`, `''`, `None`
+/// are false); `None` for a repr that does not say (an object's).
+pub fn truth_of_repr(repr: &str) -> Option<bool> {
+    match repr {
+        "None" | "False" | "''" | "\"\"" | "[]" | "{}" | "()" | "set()" | "b''" => {
+            return Some(false)
+        }
+        "True" => return Some(true),
+        _ => {}
+    }
+    if repr.starts_with(['\'', '"', '[', '{', '(']) {
+        return Some(true); // a non-empty string or container
+    }
+    let number = repr.parse::<f64>().ok()?;
+    Some(number != 0.0)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Is,
+    IsNot,
+}
+
+enum Value {
+    Int(i128),
+    Repr(String),
+}
+
+/// A literal, a shown name, or whole-number arithmetic of those.
+fn operand(text: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<Value> {
+    let text = text.trim();
+    if let Some(n) = Arithmetic::of(text).and_then(|a| a.value(value_of)) {
+        return Some(Value::Int(n));
+    }
+    let repr = crate::entry::exact_literal_repr(text).or_else(|| {
+        let name = super::layout::is_name(text).then_some(text)?;
+        value_of(name)
+    })?;
+    Some(match repr.parse::<i128>() {
+        Ok(n) => Value::Int(n),
+        Err(_) => Value::Repr(repr),
+    })
+}
+
+/// `left OP right` where it runs no code and the reprs settle it.
+fn compare(op: Cmp, left: &Value, right: &Value) -> Option<bool> {
+    let is_str = |r: &str| r.starts_with(['\'', '"']);
+    match (op, left, right) {
+        (Cmp::Is | Cmp::IsNot, Value::Repr(a), Value::Repr(b)) if a == "None" || b == "None" => {
+            Some((a == b) == (op == Cmp::Is))
+        }
+        (_, Value::Int(a), Value::Int(b)) => Some(match op {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+            Cmp::Is | Cmp::IsNot => return None,
+        }),
+        // Two strings are equal exactly when their reprs are; a string or `None`
+        // equals no value of another kind.
+        (Cmp::Eq | Cmp::Ne, a, b) => {
+            let kind = |v: &Value| match v {
+                Value::Int(_) => Some("int"),
+                Value::Repr(r) if is_str(r) => Some("str"),
+                Value::Repr(r) if r == "None" => Some("None"),
+                Value::Repr(_) => None,
+            };
+            let (ka, kb) = (kind(a)?, kind(b)?);
+            let equal = match (a, b) {
+                (Value::Repr(a), Value::Repr(b)) if ka == kb => a == b,
+                _ => ka == kb,
+            };
+            Some(equal == (op == Cmp::Eq))
+        }
+        _ => None,
+    }
+}
+
+/// `expr` split at its top-level comparison operators: the first operand, then each
+/// operator with the operand after it. `None` where it compares nothing (or with `in`).
+fn comparison(expr: &str) -> Option<(&str, Vec<(Cmp, &str)>)> {
+    const OPS: [(&str, Cmp); 8] = [
+        (" is not ", Cmp::IsNot),
+        (" is ", Cmp::Is),
+        ("==", Cmp::Eq),
+        ("!=", Cmp::Ne),
+        ("<=", Cmp::Le),
+        (">=", Cmp::Ge),
+        ("<", Cmp::Lt),
+        (">", Cmp::Gt),
+    ];
+    let top = top_level_code(expr);
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < expr.len() {
+        let op = OPS.iter().find(|(text, _)| {
+            expr[at..].starts_with(text) && (at..at + text.len()).all(|i| top[i])
+        });
+        match op {
+            Some((text, op)) => {
+                found.push((at, text.len(), *op));
+                at += text.len();
+            }
+            None => at += expr[at..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    if found.is_empty() || split_at_word(expr, " in ").len() > 1 {
+        return None;
+    }
+    let first = &expr[..found[0].0];
+    let rest = found
+        .iter()
+        .enumerate()
+        .map(|(k, &(at, len, op))| {
+            let end = found.get(k + 1).map_or(expr.len(), |next| next.0);
+            (op, &expr[at + len..end])
+        })
+        .collect();
+    Some((first, rest))
+}
+
+/// For each byte of `expr`: whether it is code outside brackets and strings.
+fn top_level_code(expr: &str) -> Vec<bool> {
+    let mut top = vec![false; expr.len()];
+    for ch in chars(expr) {
+        if ch.kind == Kind::Code && ch.depth == 0 {
+            top[ch.at..ch.at + ch.c.len_utf8()].fill(true);
+        }
+    }
+    top
+}
+
+/// The parts of `expr` between its top-level occurrences of `word` (` and `).
+fn split_at_word<'e>(expr: &'e str, word: &str) -> Vec<&'e str> {
+    let top = top_level_code(expr);
+    let mut parts = Vec::new();
+    let (mut start, mut at) = (0, 0);
+    while let Some(found) = expr[at..].find(word) {
+        let found = at + found;
+        if (found..found + word.len()).all(|i| top[i]) {
+            parts.push(&expr[start..found]);
+            start = found + word.len();
+        }
+        at = found + word.len();
+    }
+    parts.push(&expr[start..]);
+    parts
+}
+
+/// `text` without parentheses that enclose all of it.
+fn unparenthesized(text: &str) -> &str {
+    match text.strip_prefix('(') {
+        Some(inner) if closes_at_end(inner) => unparenthesized(inner[..inner.len() - 1].trim()),
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holds(expr: &str) -> Option<bool> {
+        let shown = |name: &str| {
+            let repr = match name {
+                "n" => "7",
+                "lo" => "2",
+                "hi" => "5",
+                "s" => "'done'",
+                "none" => "None",
+                "xs" => "[1, 2]",
+                "found" => "False",
+                "f" => "1.5",
+                "t" => "True",
+                _ => return None,
+            };
+            Some(repr.to_string())
+        };
+        truth(expr, &shown)
+    }
+
+    #[test]
+    fn comparisons_of_whole_numbers() {
+        assert_eq!(holds("n != 1"), Some(true));
+        assert_eq!(holds("n % 2 == 0"), Some(false));
+        assert_eq!(holds("lo <= hi"), Some(true));
+        assert_eq!(holds("0 <= lo < hi <= 4"), Some(false));
+        assert_eq!(holds("(lo + hi) // 2 > 3"), Some(false));
+    }
+
+    #[test]
+    fn none_strings_and_truth() {
+        assert_eq!(holds("none is None"), Some(true));
+        assert_eq!(holds("s is not None"), Some(true));
+        assert_eq!(holds("s == 'done'"), Some(true));
+        assert_eq!(holds("s != \"done\""), Some(false));
+        assert_eq!(holds("s == n"), Some(false), "a string equals no number");
+        assert_eq!(holds("xs"), Some(true));
+        assert_eq!(holds("not found"), Some(true));
+    }
+
+    #[test]
+    fn and_or_stop_where_python_does() {
+        assert_eq!(holds("lo < hi and not found"), Some(true));
+        // `g(n)` is never run: the first part settles it.
+        assert_eq!(holds("found and g(n)"), Some(false));
+        assert_eq!(holds("n > 1 or g(n)"), Some(true));
+        assert_eq!(holds("n > 1 and g(n)"), None);
+    }
+
+    #[test]
+    fn booleans_only_of_comparisons() {
+        let shown = |name: &str| (name == "n").then(|| "7".to_string());
+        assert_eq!(boolean("n > 1", &shown), Some(true));
+        assert_eq!(boolean("not n", &shown), Some(false));
+        assert_eq!(boolean("n", &shown), None, "the value is 7, not a bool");
+        assert_eq!(boolean("n > 1 and n", &shown), None, "the value is 7");
+    }
+
+    #[test]
+    fn not_what_could_run_code_or_what_reprs_do_not_settle() {
+        for expr in [
+            "g(n) > 1",
+            "f == 1",
+            "t == 1",
+            "xs == [1, 2]",
+            "n in xs",
+            "s < 'e'",
+            "unknown > 1",
+            "n is 7",
+            "s == 'a, b' and",
+        ] {
+            assert_eq!(holds(expr), None, "{expr}");
+        }
+        assert_eq!(
+            holds("s == 'a == b'"),
+            Some(false),
+            "an operator in a string"
+        );
+    }
+}
