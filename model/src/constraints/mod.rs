@@ -239,13 +239,6 @@ pub fn shown_value(state: &State, name: &str) -> Option<String> {
     state.locals.get(name).or(state.globals.get(name)).cloned()
 }
 
-/// The repr of `text` if it is a literal, a name whose value `state` shows, or
-/// whole-number arithmetic or a comparison of those (see
-/// [`crate::program::known::repr_of`]).
-fn known_repr(state: &State, text: &str) -> Option<String> {
-    crate::program::known::repr_of(text, &|name| shown_value(state, name))
-}
-
 /// The depth and function of a state's header (`<|line|>3 1 f`).
 pub fn header_frame(header: &str) -> Option<(u32, &str)> {
     let fields: Vec<&str> = header.split("|>").nth(1)?.split(' ').collect();
@@ -280,6 +273,19 @@ fn immutable(repr: &str) -> bool {
     r.strip_prefix('(')
         .and_then(|inner| inner.strip_suffix(')'))
         .is_some_and(|inner| !inner.contains(['(', '[', '{', '<']))
+}
+
+impl NextState<'_> {
+    /// The repr of `text`'s value in the current state, where it is a literal, a
+    /// name the state shows, or what [`crate::program::known`] works out of those.
+    fn known_repr(&self, text: &str) -> Option<String> {
+        let (prev, program) = (self.prev, self.program);
+        let scope = crate::program::known::Scope {
+            value_of: &|name| shown_value(prev, name),
+            builtin: &|name| program.builtin_in(name, prev),
+        };
+        crate::program::known::repr_of(text, &scope)
+    }
 }
 
 #[cfg(test)]

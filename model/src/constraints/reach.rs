@@ -94,8 +94,11 @@ impl NextState<'_> {
             .iter()
             .find_map(|keyword| code.strip_prefix(keyword))?
             .strip_suffix(':')?;
-        let shown = |name: &str| super::shown_value(prev, name);
-        crate::program::conditions::truth(condition, &shown)
+        let scope = crate::program::known::Scope {
+            value_of: &|name| super::shown_value(prev, name),
+            builtin: &|name| self.program.builtin_in(name, prev),
+        };
+        crate::program::conditions::truth(condition, &scope)
     }
 
     /// The lines a state of this event may stand on, by the program's control flow,

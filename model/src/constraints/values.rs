@@ -3,7 +3,7 @@
 //! when a call returns to it and what a frame keeps to its return, the arguments a call
 //! binds, the value a `return` line gives, what a `print` writes.
 
-use super::{header_frame, immutable, known_repr, shown_value, NextState};
+use super::{header_frame, immutable, shown_value, NextState};
 use crate::language;
 use crate::program::lexer::{closes_at_end, closing_bracket};
 use crate::program::{effects, layout};
@@ -102,7 +102,15 @@ impl NextState<'_> {
 
     /// What the line binds, else what the state keeps (see `values`).
     fn values_known(&self, header: &str, at_start: bool) -> Option<Bindings> {
-        let bound = self.bindings().or(self.kept(header)).cloned();
+        // The line binds in its own frame, once it has run: not in a call it makes
+        // (a callee may have names of its own alike), nor where it raised.
+        let prev = self.prev;
+        let in_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
+        let ran = ["<|line|>", "<|return|>"]
+            .iter()
+            .any(|e| header.starts_with(e));
+        let bound = self.bindings().filter(|_| in_frame && ran);
+        let bound = bound.or(self.kept(header)).cloned();
         let Some(unchanged) = self.kept_by_step(header, at_start) else {
             return bound;
         };
@@ -465,7 +473,7 @@ impl NextState<'_> {
             }
         };
         let values = values.as_str();
-        let value = |text: &str| known_repr(prev, text.trim());
+        let value = |text: &str| self.known_repr(text.trim());
         let values: Vec<Option<String>> = match names.len() {
             1 => vec![value(values)],
             n => {
@@ -508,7 +516,7 @@ impl NextState<'_> {
     fn loop_items(&self, iterable: &str) -> Option<(Vec<String>, Reads)> {
         let prev = self.prev;
         let iterable = iterable.trim();
-        let value = |text: &str| known_repr(prev, text.trim());
+        let value = |text: &str| self.known_repr(text.trim());
         let number = |text: &str| value(text)?.parse::<i64>().ok();
         if let Some(args) = call_arguments(iterable, "range") {
             let values: Vec<String> = args.iter().map(|a| value(a)).collect::<Option<_>>()?;
@@ -800,7 +808,7 @@ impl NextState<'_> {
     /// The repr of an argument's value, where the current state says it: a name it
     /// shows, or arithmetic or a comparison of those (see `known_repr`).
     fn argument_repr(&self, text: &str) -> Option<String> {
-        known_repr(self.prev, text)
+        self.known_repr(text)
     }
 
     /// The locals the call `header` begins binds, each argument's repr given by
@@ -915,10 +923,16 @@ impl NextState<'_> {
         if let Some(repr) = crate::entry::exact_literal_repr(expr) {
             return Some(Returned::Repr(repr));
         }
+        let builtins = crate::program::known::BUILTINS
+            .iter()
+            .filter(|name| self.program.builtin_in(name, self.prev))
+            .map(|name| name.to_string())
+            .collect();
         Some(Returned::Computed {
             expr: expr.to_string(),
             locals_before: self.prev.locals.clone(),
             globals_before: self.prev.globals.clone(),
+            builtins,
         })
     }
 
@@ -959,6 +973,8 @@ pub enum Returned {
         expr: String,
         locals_before: crate::state::Vars,
         globals_before: crate::state::Vars,
+        /// Those of [`crate::program::known::BUILTINS`] no name of the program hides.
+        builtins: BTreeSet<String>,
     },
 }
 
@@ -972,6 +988,7 @@ impl Returned {
                 expr,
                 locals_before,
                 globals_before,
+                builtins,
             } => {
                 let section = |text: &str| -> Option<IndexMap<String, String>> {
                     serde_json::from_str(text).ok()
@@ -994,7 +1011,11 @@ impl Returned {
                         None => globals_before.get(name).cloned(),
                     },
                 };
-                crate::program::known::repr_of(expr, &value_of)?
+                let scope = crate::program::known::Scope {
+                    value_of: &value_of,
+                    builtin: &|name| builtins.contains(name),
+                };
+                crate::program::known::repr_of(expr, &scope)?
             }
         };
         Some(serde_json::Value::from(repr).to_string())

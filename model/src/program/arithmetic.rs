@@ -1,12 +1,15 @@
 //! Whole-number arithmetic over literals and names whose values the state shows:
-//! `a + b`, `n // 2`, `3 * (i - 1) % k`. What Python gives there is certain, so the
-//! grammar can hold a prediction to it. Anything else (a call, an attribute, a float,
-//! a string, a division by zero) is not worked out.
+//! `a + b`, `n // 2`, `3 * (i - 1) % k`, `2 ** k`, `len(xs) - 1`, `abs(d)`. What Python
+//! gives there is certain, so the grammar can hold a prediction to it. Anything else
+//! (another call, an attribute, a float, a string, a division by zero) is not worked
+//! out.
+
+use super::known::Scope;
 
 /// The value of `expr` if it is whole-number arithmetic (see [`Arithmetic::of`]) of
-/// names that `value_of` gives an integer repr.
-pub fn whole_number(expr: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<i128> {
-    Arithmetic::of(expr)?.value(value_of)
+/// names the scope gives an integer repr.
+pub fn whole_number(expr: &str, scope: &Scope) -> Option<i128> {
+    Arithmetic::of(expr)?.value(scope)
 }
 
 /// A parsed whole-number expression.
@@ -16,6 +19,10 @@ pub enum Arithmetic {
     Name(String),
     Negative(Box<Arithmetic>),
     Apply(Op, Box<Arithmetic>, Box<Arithmetic>),
+    /// `len(X)`, X a name or a literal (its text).
+    Len(String),
+    /// `abs(X)`.
+    Abs(Box<Arithmetic>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,11 +32,12 @@ pub enum Op {
     Multiply,
     FloorDivide,
     Modulo,
+    Power,
 }
 
 impl Arithmetic {
-    /// `expr` if it is `+ - * // %`, unary minus and parentheses over decimal
-    /// integer literals and plain names.
+    /// `expr` if it is `+ - * // % **`, unary minus and parentheses over decimal
+    /// integer literals, plain names, `len(...)` and `abs(...)`.
     pub fn of(expr: &str) -> Option<Arithmetic> {
         let mut parser = Parser {
             text: expr.as_bytes(),
@@ -40,21 +48,32 @@ impl Arithmetic {
         (parser.at == parser.text.len()).then_some(parsed)
     }
 
-    /// Its value as Python gives it, where `value_of` gives each name an integer
-    /// repr; `None` on a division by zero or past 128 bits.
-    pub fn value(&self, value_of: &dyn Fn(&str) -> Option<String>) -> Option<i128> {
+    /// Its value as Python gives it, where the scope gives each name an integer repr
+    /// (and `len` and `abs` are the builtins); `None` on a division by zero, a
+    /// negative power (a float) or past 128 bits.
+    pub fn value(&self, scope: &Scope) -> Option<i128> {
         match self {
             Arithmetic::Number(n) => Some(*n),
-            Arithmetic::Name(name) => integer(&value_of(name)?),
-            Arithmetic::Negative(inner) => inner.value(value_of)?.checked_neg(),
+            Arithmetic::Name(name) => integer(&(scope.value_of)(name)?),
+            Arithmetic::Negative(inner) => inner.value(scope)?.checked_neg(),
+            Arithmetic::Len(arg) if (scope.builtin)("len") => {
+                let repr = match super::layout::is_name(arg) {
+                    true => (scope.value_of)(arg)?,
+                    false => crate::entry::exact_literal_repr(arg)?,
+                };
+                Some(crate::entry::elements(&repr)?.len() as i128)
+            }
+            Arithmetic::Abs(inner) if (scope.builtin)("abs") => inner.value(scope)?.checked_abs(),
+            Arithmetic::Len(_) | Arithmetic::Abs(_) => None,
             Arithmetic::Apply(op, a, b) => {
-                let (a, b) = (a.value(value_of)?, b.value(value_of)?);
+                let (a, b) = (a.value(scope)?, b.value(scope)?);
                 match op {
                     Op::Add => a.checked_add(b),
                     Op::Subtract => a.checked_sub(b),
                     Op::Multiply => a.checked_mul(b),
                     Op::FloorDivide => floor_div(a, b),
                     Op::Modulo => floor_mod(a, b),
+                    Op::Power => a.checked_pow(u32::try_from(b).ok()?),
                 }
             }
         }
@@ -120,7 +139,22 @@ impl Parser<'_> {
         if self.eat("+") {
             return self.unary();
         }
-        self.atom()
+        self.power()
+    }
+
+    /// `**` binds tighter than a unary minus on its left (`-2 ** 2` is -4), looser
+    /// on its right (`2 ** -1`).
+    fn power(&mut self) -> Option<Arithmetic> {
+        let base = self.atom()?;
+        if self.eat("**") {
+            let exponent = self.unary()?;
+            return Some(Arithmetic::Apply(
+                Op::Power,
+                Box::new(base),
+                Box::new(exponent),
+            ));
+        }
+        Some(base)
     }
 
     fn atom(&mut self) -> Option<Arithmetic> {
@@ -135,15 +169,38 @@ impl Parser<'_> {
             self.at += 1;
         }
         let token = std::str::from_utf8(&self.text[start..self.at]).ok()?;
-        // A call, attribute or subscript of the word is not arithmetic.
         self.space();
-        if self.text.get(self.at).is_some_and(|c| b"([.".contains(c)) {
+        if self.text.get(self.at) == Some(&b'(') {
+            return self.call(token);
+        }
+        // An attribute or subscript of the word is not arithmetic.
+        if self.text.get(self.at).is_some_and(|c| b"[.".contains(c)) {
             return None;
         }
         match token.as_bytes().first()? {
             b'0'..=b'9' => integer(token).map(Arithmetic::Number),
             _ if crate::program::layout::is_name(token) => {
                 Some(Arithmetic::Name(token.to_string()))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Parser<'_> {
+    /// `len(...)` or `abs(...)`, the opening bracket next; no other call.
+    fn call(&mut self, function: &str) -> Option<Arithmetic> {
+        self.at += 1;
+        match function {
+            "abs" => {
+                let inner = self.sum()?;
+                self.eat(")").then(|| Arithmetic::Abs(Box::new(inner)))
+            }
+            "len" => {
+                let rest = std::str::from_utf8(&self.text[self.at..]).ok()?;
+                let close = super::lexer::closing_bracket(rest)?;
+                self.at += close + 1;
+                Some(Arithmetic::Len(rest[..close].trim().to_string()))
             }
             _ => None,
         }
@@ -193,9 +250,27 @@ mod tests {
             "n" => Some("-7".to_string()),
             "s" => Some("'x'".to_string()),
             "t" => Some("True".to_string()),
+            "xs" => Some("[1, [2, 3], 'a, b']".to_string()),
             _ => None,
         };
-        whole_number(expr, &shown)
+        let scope = Scope {
+            value_of: &shown,
+            builtin: &|name| name != "abs",
+        };
+        whole_number(expr, &scope)
+    }
+
+    #[test]
+    fn powers_and_lengths() {
+        assert_eq!(eval("2 ** 10"), Some(1024));
+        assert_eq!(eval("-2 ** 2"), Some(-4));
+        assert_eq!(eval("2 ** 3 ** 2"), Some(512));
+        assert_eq!(eval("len(xs) - 1"), Some(2));
+        assert_eq!(eval("len('abc') * len(s)"), Some(3));
+        assert_eq!(eval("2 ** -1"), None, "a float");
+        assert_eq!(eval("abs(n)"), None, "the program's own abs");
+        assert_eq!(eval("len(ys)"), None);
+        assert_eq!(eval("max(a, b)"), None);
     }
 
     #[test]
@@ -230,7 +305,6 @@ mod tests {
     fn nothing_but_whole_numbers() {
         for expr in [
             "b / 2",
-            "b ** 2",
             "s + s",
             "t + 1",
             "c + 1",

@@ -4,19 +4,29 @@
 //! still find equal) is not worked out.
 
 use super::arithmetic::Arithmetic;
+use super::known::Scope;
 use super::lexer::{chars, closes_at_end, Kind};
 
-/// The truth of `expr`, where `value_of` gives the reprs of the names it reads; `None`
-/// where they do not settle it.
-pub fn truth(expr: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<bool> {
+/// The truth of `expr` in `scope`; `None` where the values it reads do not settle it.
+pub fn truth(expr: &str, scope: &Scope) -> Option<bool> {
     let expr = unparenthesized(expr.trim());
+    // A conditional expression binds loosest of all.
+    if let Some((value, rest)) = split_once_at_word(expr, " if ") {
+        let (condition, otherwise) = split_once_at_word(rest, " else ")?;
+        let picked = if truth(condition, scope)? {
+            value
+        } else {
+            otherwise
+        };
+        return truth(picked, scope);
+    }
     // `or` binds loosest, then `and`; each stops at the first part that settles it,
     // as Python does (a later part is never run, so it need not be known).
     for (word, settles) in [(" or ", true), (" and ", false)] {
         let parts = split_at_word(expr, word);
         if parts.len() > 1 {
             for part in parts {
-                if truth(part, value_of)? == settles {
+                if truth(part, scope)? == settles {
                     return Some(settles);
                 }
             }
@@ -24,13 +34,13 @@ pub fn truth(expr: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<bo
         }
     }
     if let Some(inner) = expr.strip_prefix("not ") {
-        return truth(inner, value_of).map(|t| !t);
+        return truth(inner, scope).map(|t| !t);
     }
     match comparison(expr) {
         Some((first, rest)) => {
-            let mut left = operand(first, value_of)?;
+            let mut left = operand(first, scope)?;
             for (op, text) in rest {
-                let right = operand(text, value_of)?;
+                let right = operand(text, scope)?;
                 if !compare(op, &left, &right)? {
                     return Some(false);
                 }
@@ -38,7 +48,7 @@ pub fn truth(expr: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<bo
             }
             Some(true)
         }
-        None => match operand(expr, value_of)? {
+        None => match operand(expr, scope)? {
             Value::Int(n) => Some(n != 0),
             Value::Repr(repr) => truth_of_repr(&repr),
         },
@@ -46,17 +56,18 @@ pub fn truth(expr: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<bo
 }
 
 /// The value of `expr` where it is a comparison or a `not` (always a `bool`) that
-/// `truth` settles; `None` for anything else (`a and b` gives one of its parts).
-pub fn boolean(expr: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<bool> {
+/// `truth` settles; `None` for anything else (`a and b` gives one of its parts, as
+/// `a == b if c else d` may give `d`).
+pub fn boolean(expr: &str, scope: &Scope) -> Option<bool> {
     let expr = unparenthesized(expr.trim());
-    let loose = [" or ", " and "]
+    let loose = [" or ", " and ", " if "]
         .iter()
         .any(|w| split_at_word(expr, w).len() > 1);
     let compares = expr.starts_with("not ") || comparison(expr).is_some();
     if loose || !compares {
         return None;
     }
-    truth(expr, value_of)
+    truth(expr, scope)
 }
 
 /// Whether a value of a builtin kind is true, by its repr (`[]`, `0`, `''`, `None`
@@ -94,14 +105,14 @@ enum Value {
 }
 
 /// A literal, a shown name, or whole-number arithmetic of those.
-fn operand(text: &str, value_of: &dyn Fn(&str) -> Option<String>) -> Option<Value> {
+fn operand(text: &str, scope: &Scope) -> Option<Value> {
     let text = text.trim();
-    if let Some(n) = Arithmetic::of(text).and_then(|a| a.value(value_of)) {
+    if let Some(n) = Arithmetic::of(text).and_then(|a| a.value(scope)) {
         return Some(Value::Int(n));
     }
     let repr = crate::entry::exact_literal_repr(text).or_else(|| {
         let name = super::layout::is_name(text).then_some(text)?;
-        value_of(name)
+        (scope.value_of)(name)
     })?;
     Some(match repr.parse::<i128>() {
         Ok(n) => Value::Int(n),
@@ -199,6 +210,13 @@ fn top_level_code(expr: &str) -> Vec<bool> {
     top
 }
 
+/// `expr` before and after its first top-level occurrence of `word`.
+pub(super) fn split_once_at_word<'e>(expr: &'e str, word: &str) -> Option<(&'e str, &'e str)> {
+    let parts = split_at_word(expr, word);
+    let first = parts.first()?;
+    (parts.len() > 1).then(|| (*first, &expr[first.len() + word.len()..]))
+}
+
 /// The parts of `expr` between its top-level occurrences of `word` (` and `).
 fn split_at_word<'e>(expr: &'e str, word: &str) -> Vec<&'e str> {
     let top = top_level_code(expr);
@@ -244,7 +262,13 @@ mod tests {
             };
             Some(repr.to_string())
         };
-        truth(expr, &shown)
+        truth(
+            expr,
+            &Scope {
+                value_of: &shown,
+                builtin: &|_| true,
+            },
+        )
     }
 
     #[test]
@@ -274,15 +298,20 @@ mod tests {
         assert_eq!(holds("found and g(n)"), Some(false));
         assert_eq!(holds("n > 1 or g(n)"), Some(true));
         assert_eq!(holds("n > 1 and g(n)"), None);
+        assert_eq!(holds("found or n if n < 0 else not n"), Some(false));
     }
 
     #[test]
     fn booleans_only_of_comparisons() {
         let shown = |name: &str| (name == "n").then(|| "7".to_string());
-        assert_eq!(boolean("n > 1", &shown), Some(true));
-        assert_eq!(boolean("not n", &shown), Some(false));
-        assert_eq!(boolean("n", &shown), None, "the value is 7, not a bool");
-        assert_eq!(boolean("n > 1 and n", &shown), None, "the value is 7");
+        let scope = Scope {
+            value_of: &shown,
+            builtin: &|_| true,
+        };
+        assert_eq!(boolean("n > 1", &scope), Some(true));
+        assert_eq!(boolean("not n", &scope), Some(false));
+        assert_eq!(boolean("n", &scope), None, "the value is 7, not a bool");
+        assert_eq!(boolean("n > 1 and n", &scope), None, "the value is 7");
     }
 
     #[test]

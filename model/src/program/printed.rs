@@ -78,7 +78,7 @@ impl Printed {
             None if is_name(arg) => values.into_iter().next(),
             // Whole-number arithmetic or a comparison: an `int` or `bool`, whose
             // `str()` is its repr.
-            None => super::known::repr_of(arg, shown),
+            None => super::known::repr_of(arg, &scope_of(shown)),
         };
         Some(match repr.and_then(|r| str_of(&r)) {
             Some(text) => text.chars().map(Piece::Char).collect(),
@@ -159,6 +159,15 @@ fn is_name(text: &str) -> bool {
     crate::program::layout::is_name(text) && !matches!(text, "True" | "False" | "None")
 }
 
+/// The names a print's argument reads, as `shown` gives them; no call (a print that
+/// makes one is not followed), so no builtin.
+fn scope_of(shown: &impl Fn(&str) -> Option<String>) -> super::known::Scope<'_> {
+    super::known::Scope {
+        value_of: shown,
+        builtin: &|_| false,
+    }
+}
+
 /// The values of the names `expr` reads, if every one is shown and plain.
 fn plain_values(expr: &str, shown: &impl Fn(&str) -> Option<String>) -> Option<Vec<String>> {
     const WORDS: [&str; 7] = ["and", "or", "not", "in", "is", "if", "else"];
@@ -205,7 +214,7 @@ fn f_string(template: &str, shown: &impl Fn(&str) -> Option<String>) -> Option<V
             return None;
         }
         let values = plain_values(field, shown)?;
-        let computed = || super::known::repr_of(field, shown).and_then(|r| str_of(&r));
+        let computed = || super::known::repr_of(field, &scope_of(shown)).and_then(|r| str_of(&r));
         match values
             .first()
             .filter(|_| is_name(field))
