@@ -1467,6 +1467,33 @@ fn bindings_an_augmented_assignment_of_whole_numbers() {
 }
 
 #[test]
+fn bindings_an_item_appended_or_set_in_a_list_or_dict() {
+    let source = "def f(xs, d, k):\n    xs.append(str(k))\n    xs[-1] = k * 2\n    d[k] += 1\n    d['new'] = xs[0]\n    xs.append(xs)\n    xs[5] = 0\n    d[1] = 0\n    return xs\n";
+    let p = ProgramModel::of(source);
+    let locals = [("xs", "[1, 'a']"), ("d", "{'x': 3}"), ("k", "'x'")];
+    let after = |line| {
+        let prev = state(&p, Event::Line, line, "f", &[], &locals);
+        let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+        next.bindings().cloned()
+    };
+    assert_eq!(
+        options(after(2).as_ref()),
+        named(&[("xs", &["[1, 'a', 'x']"])])
+    );
+    assert!(after(3).is_none(), "'x' * 2 is no whole number");
+    assert_eq!(options(after(4).as_ref()), named(&[("d", &["{'x': 4}"])]));
+    assert_eq!(
+        options(after(5).as_ref()),
+        named(&[("d", &["{'x': 3, 'new': 1}"])])
+    );
+    assert!(after(5).unwrap().targets[0].must_write);
+    // The list itself, an index out of range, a key of another kind than the dict's.
+    for line in [6, 7, 8] {
+        assert!(after(line).is_none(), "line {line}");
+    }
+}
+
+#[test]
 fn bindings_of_a_literal_only_where_its_text_fixes_the_repr() {
     let source = "def f():\n    s = {9, 1}\n    t = {3, 1}\n    d = {'x': 7, 'z': 2}\n    stack: list[int] = []\n    return s\n";
     let p = ProgramModel::of(source);
@@ -1597,7 +1624,7 @@ fn values_an_assignment_the_state_cannot_settle_still_gives_its_kind() {
 
 #[test]
 fn values_a_call_binds_the_arguments_it_can_and_the_kinds_of_others() {
-    let source = "def add(a, b):\n    return a\n\nx = 5\ny = add(x, len(str(x)))\n";
+    let source = "def add(a, b):\n    return a\n\nx = 5\ny = add(x, len(str(x).split()))\n";
     let p = ProgramModel::of(source);
     let prev = module_line(&p, 5, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);

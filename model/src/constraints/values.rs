@@ -7,6 +7,7 @@ use super::{header_frame, immutable, shown_value, NextState};
 use crate::language;
 use crate::program::lexer::{closes_at_end, closing_bracket};
 use crate::program::{effects, layout};
+use crate::repr::{Kind, Repr};
 use crate::{Action, Event};
 use indexmap::IndexMap;
 use std::collections::BTreeSet;
@@ -63,7 +64,11 @@ impl NextState<'_> {
     /// `loop_values`), or a plain assignment's names. Worked out once.
     pub fn bindings(&self) -> Option<&Bindings> {
         self.bindings
-            .get_or_init(|| self.loop_values().or_else(|| self.assigned_values()))
+            .get_or_init(|| {
+                self.loop_values()
+                    .or_else(|| self.assigned_values())
+                    .or_else(|| self.mutated_values())
+            })
             .as_ref()
     }
 
@@ -503,6 +508,67 @@ impl NextState<'_> {
         }
         Some(Bindings {
             targets,
+            written_on: None,
+            continues: None,
+        })
+    }
+
+    /// After a one-line `NAME.append(VALUE)`, `NAME[KEY] = VALUE` or `NAME[KEY] OP=
+    /// VALUE` on a list or dict the frame holds, where the value is immutable and
+    /// settled (see `known_repr`) and the index is in range: the name's new repr. An
+    /// immutable value cannot be the list itself, nor change under it.
+    fn mutated_values(&self) -> Option<Bindings> {
+        let prev = self.prev;
+        if !self.steps_past_one_line() {
+            return None;
+        }
+        let code = self.program.code(prev.line).trim();
+        let (name, change) = item_change(code)?;
+        let before = prev.locals.get(name)?;
+        let settled = |text: &str| self.known_repr(text).filter(|v| immutable(v));
+        let after = match change {
+            ItemChange::Append(value) => {
+                let Kind::List(items) = Repr::parse(before).kind else {
+                    return None;
+                };
+                let mut items: Vec<String> = items.into_iter().map(|item| item.text).collect();
+                items.push(settled(value)?);
+                format!("[{}]", items.join(", "))
+            }
+            ItemChange::Set { key, value } => {
+                let value = settled(&value)?;
+                let key = self.known_repr(key)?;
+                match Repr::parse(before).kind {
+                    Kind::List(items) => {
+                        let mut items: Vec<String> = items.into_iter().map(|i| i.text).collect();
+                        let k: i128 = key.parse().ok()?;
+                        let k = if k < 0 { k + items.len() as i128 } else { k };
+                        *items.get_mut(usize::try_from(k).ok()?)? = value;
+                        format!("[{}]", items.join(", "))
+                    }
+                    Kind::Dict(entries) => {
+                        // Where the key is there, its value changes in place.
+                        crate::program::known::dict_value(&entries, &key)?;
+                        let mut entries: Vec<(String, String)> =
+                            entries.into_iter().map(|(k, v)| (k.text, v.text)).collect();
+                        match entries.iter_mut().find(|(k, _)| *k == key) {
+                            Some(entry) => entry.1 = value,
+                            None => entries.push((key, value)),
+                        }
+                        let entries: Vec<String> =
+                            entries.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                        format!("{{{}}}", entries.join(", "))
+                    }
+                    _ => return None,
+                }
+            }
+        };
+        Some(Bindings {
+            targets: vec![Binding {
+                name: name.to_string(),
+                must_write: after != *before,
+                options: vec![serde_json::Value::from(after).to_string()],
+            }],
             written_on: None,
             continues: None,
         })
@@ -1121,6 +1187,43 @@ pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
         return layout::is_name(name).then(|| (vec![name.to_string()], values));
     }
     Some((plain_names(targets)?, values))
+}
+
+/// How a statement changes one item of a name's list or dict.
+enum ItemChange<'c> {
+    /// `NAME.append(VALUE)`.
+    Append(&'c str),
+    /// `NAME[KEY] = VALUE`, the value's text (`NAME[KEY] + (V)` for `NAME[KEY] += V`).
+    Set { key: &'c str, value: String },
+}
+
+/// The name and change of `NAME.append(VALUE)`, `NAME[KEY] = VALUE` or
+/// `NAME[KEY] OP= VALUE` (a whole-number operator).
+fn item_change(code: &str) -> Option<(&str, ItemChange<'_>)> {
+    if let Some((name, rest)) = code.split_once(".append(") {
+        let value = rest.strip_suffix(')').filter(|_| closes_at_end(rest))?;
+        return layout::is_name(name).then_some((name, ItemChange::Append(value)));
+    }
+    let (target, value) = code.split_once('=')?;
+    if value.starts_with('=') {
+        return None;
+    }
+    let (target, op) = match ["//", "+", "-", "*", "%"]
+        .iter()
+        .find_map(|op| Some((target.trim_end().strip_suffix(op)?, Some(op))))
+    {
+        Some(augmented) => augmented,
+        None => (target, None),
+    };
+    let (name, key) = target.trim().strip_suffix(']')?.split_once('[')?;
+    if !layout::is_name(name) || !closes_at_end(&target.trim()[name.len() + 1..]) {
+        return None;
+    }
+    let value = match op {
+        Some(op) => format!("{} {op} ({})", target.trim(), value.trim()),
+        None => value.trim().to_string(),
+    };
+    Some((name, ItemChange::Set { key, value }))
 }
 
 /// `NAME OP= VALUE` with a whole-number operator (`n -= 1`, `k //= 2`): the name, and

@@ -19,10 +19,12 @@ pub enum Arithmetic {
     Name(String),
     Negative(Box<Arithmetic>),
     Apply(Op, Box<Arithmetic>, Box<Arithmetic>),
-    /// `len(X)`, X a name or a literal (its text).
+    /// `len(X)` (X's text).
     Len(String),
     /// `abs(X)`.
     Abs(Box<Arithmetic>),
+    /// An item of a name's value (see [`super::known::item`]).
+    Item(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,12 +59,10 @@ impl Arithmetic {
             Arithmetic::Name(name) => integer(&(scope.value_of)(name)?),
             Arithmetic::Negative(inner) => inner.value(scope)?.checked_neg(),
             Arithmetic::Len(arg) if (scope.builtin)("len") => {
-                let repr = match super::layout::is_name(arg) {
-                    true => (scope.value_of)(arg)?,
-                    false => crate::entry::exact_literal_repr(arg)?,
-                };
+                let repr = super::known::repr_of(arg, scope)?;
                 Some(crate::entry::elements(&repr)?.len() as i128)
             }
+            Arithmetic::Item(text) => integer(&super::known::item(text, scope)?),
             Arithmetic::Abs(inner) if (scope.builtin)("abs") => inner.value(scope)?.checked_abs(),
             Arithmetic::Len(_) | Arithmetic::Abs(_) => None,
             Arithmetic::Apply(op, a, b) => {
@@ -172,6 +172,22 @@ impl Parser<'_> {
         self.space();
         if self.text.get(self.at) == Some(&b'(') {
             return self.call(token);
+        }
+        // An item of a name's value: `xs[i]`, `grid[r][c]`, `counts.get(k, 0)`.
+        let mut item = false;
+        loop {
+            let rest = std::str::from_utf8(&self.text[self.at..]).ok()?;
+            let opening = match () {
+                _ if rest.starts_with('[') => 1,
+                _ if rest.starts_with(".get(") => ".get(".len(),
+                _ => break,
+            };
+            self.at += opening + super::lexer::closing_bracket(&rest[opening..])? + 1;
+            item = true;
+        }
+        if item {
+            let text = std::str::from_utf8(&self.text[start..self.at]).ok()?;
+            return Some(Arithmetic::Item(text.to_string()));
         }
         // An attribute or subscript of the word is not arithmetic.
         if self.text.get(self.at).is_some_and(|c| b"[.".contains(c)) {
@@ -310,7 +326,6 @@ mod tests {
             "c + 1",
             "len(a)",
             "a.real",
-            "xs[0]",
             "b // 0",
             "b % a",
             "0x1f",

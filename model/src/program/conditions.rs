@@ -104,16 +104,13 @@ enum Value {
     Repr(String),
 }
 
-/// A literal, a shown name, or whole-number arithmetic of those.
+/// A literal, a shown name, or what [`super::known`] works out of those.
 fn operand(text: &str, scope: &Scope) -> Option<Value> {
     let text = text.trim();
     if let Some(n) = Arithmetic::of(text).and_then(|a| a.value(scope)) {
         return Some(Value::Int(n));
     }
-    let repr = crate::entry::exact_literal_repr(text).or_else(|| {
-        let name = super::layout::is_name(text).then_some(text)?;
-        (scope.value_of)(name)
-    })?;
+    let repr = super::known::repr_of(text, scope)?;
     Some(match repr.parse::<i128>() {
         Ok(n) => Value::Int(n),
         Err(_) => Value::Repr(repr),
@@ -286,6 +283,7 @@ mod tests {
         assert_eq!(holds("s is not None"), Some(true));
         assert_eq!(holds("s == 'done'"), Some(true));
         assert_eq!(holds("s != \"done\""), Some(false));
+        assert_eq!(holds("s[0] == 'd' and xs[1] > xs[0]"), Some(true));
         assert_eq!(holds("s == n"), Some(false), "a string equals no number");
         assert_eq!(holds("xs"), Some(true));
         assert_eq!(holds("not found"), Some(true));

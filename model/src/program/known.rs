@@ -1,9 +1,11 @@
 //! The value of an expression where the values it reads settle it: a literal, a name,
 //! whole-number arithmetic ([`super::arithmetic`]), a comparison
-//! ([`super::conditions`]), a conditional expression or `str()` of those. What Python
+//! ([`super::conditions`]), a conditional expression, `str()`, an item of a list,
+//! tuple, string or dict, of those. What Python
 //! gives there is certain, so the grammar can hold a prediction to it.
 
 use super::{arithmetic, conditions};
+use crate::repr::{Kind, Repr};
 
 /// The builtins an expression may call here: `len`, `abs`, `str`.
 pub const BUILTINS: [&str; 3] = ["len", "abs", "str"];
@@ -32,6 +34,78 @@ pub fn repr_of(text: &str, scope: &Scope) -> Option<String> {
         .or_else(|| conditions::boolean(text, scope).map(python_bool))
         .or_else(|| conditional(text, scope))
         .or_else(|| str_call(text, scope))
+        .or_else(|| item(text, scope))
+}
+
+/// `BASE[INDEX]` of a list, tuple, string or dict, or `BASE.get(KEY)` /
+/// `BASE.get(KEY, DEFAULT)` of a dict, BASE and INDEX settled in `scope`: reading an
+/// item runs no code. `None` for a slice, an index out of range or a missing key
+/// (Python raises there).
+pub fn item(text: &str, scope: &Scope) -> Option<String> {
+    let text = text.trim();
+    if let Some(inner) = text.strip_suffix(')') {
+        let (base, args) = inner.rsplit_once(".get(")?;
+        if !super::lexer::closes_at_end(&text[base.len() + ".get(".len()..]) {
+            return None;
+        }
+        let args = super::lexer::split_top(args);
+        let (key, default) = match &args[..] {
+            [key] => (key, None),
+            [key, default] => (key, Some(default)),
+            _ => return None,
+        };
+        let Kind::Dict(entries) = Repr::parse(&repr_of(base, scope)?).kind else {
+            return None;
+        };
+        return match dict_value(&entries, &repr_of(key, scope)?)? {
+            Some(value) => Some(value),
+            None => match default {
+                Some(default) => repr_of(default, scope),
+                None => Some("None".to_string()),
+            },
+        };
+    }
+    let inner = text.strip_suffix(']')?;
+    let open = super::lexer::chars(inner)
+        .filter(|ch| ch.kind == super::lexer::Kind::Code && ch.depth == 0 && ch.c == '[')
+        .last()?
+        .at;
+    let (base, index) = (&inner[..open], &inner[open + 1..]);
+    if base.trim().is_empty() || super::lexer::chars(index).any(|ch| ch.c == ':' && ch.depth == 0) {
+        return None;
+    }
+    let base = repr_of(base, scope)?;
+    let index = repr_of(index, scope)?;
+    let at = |len: usize| -> Option<usize> {
+        let k: i128 = index.parse().ok()?;
+        let k = if k < 0 { k + len as i128 } else { k };
+        usize::try_from(k).ok().filter(|k| *k < len)
+    };
+    match Repr::parse(&base).kind {
+        Kind::List(items) | Kind::Tuple(items) => Some(items.get(at(items.len())?)?.text.clone()),
+        Kind::Dict(entries) => dict_value(&entries, &index)?,
+        _ if base.starts_with(['\'', '"']) => {
+            let chars = crate::entry::elements(&base)?;
+            Some(chars.get(at(chars.len())?)?.clone())
+        }
+        _ => None,
+    }
+}
+
+/// The value of the key whose repr is `key`, `Some(None)` where the dict has none;
+/// `None` where reprs cannot tell (keys of mixed kinds: `1 == True == 1.0`).
+pub fn dict_value(entries: &[(Repr, Repr)], key: &str) -> Option<Option<String>> {
+    let kind = |repr: &str| match repr {
+        r if r.starts_with(['\'', '"']) => Some("str"),
+        r if r.parse::<i128>().is_ok() => Some("int"),
+        _ => None,
+    };
+    let key_kind = kind(key)?;
+    if entries.iter().any(|(k, _)| kind(&k.text) != Some(key_kind)) {
+        return None;
+    }
+    let found = entries.iter().find(|(k, _)| k.text == key);
+    Some(found.map(|(_, value)| value.text.clone()))
 }
 
 /// `A if C else B`: Python runs only the branch the condition picks.
@@ -66,6 +140,9 @@ mod tests {
         let shown = |name: &str| match name {
             "n" => Some("7".to_string()),
             "s" => Some("'it'".to_string()),
+            "xs" => Some("[3, 'a', (1, 2)]".to_string()),
+            "d" => Some("{'x': 1, 'y': [2]}".to_string()),
+            "m" => Some("{1: 'a', True: 'b'}".to_string()),
             _ => None,
         };
         repr_of(
@@ -98,9 +175,33 @@ mod tests {
             known("'a' if n < 0 else 'b' if n < 9 else 'c'").as_deref(),
             Some("'b'")
         );
-        assert_eq!(known("1 if m else 2"), None);
+        assert_eq!(known("1 if q else 2"), None);
         assert_eq!(known("lambda: 1 if n else 2"), None);
         assert_eq!(known("yield 1 if n else 2"), None);
+    }
+
+    #[test]
+    fn items_of_lists_tuples_strings_and_dicts() {
+        assert_eq!(known("xs[0]").as_deref(), Some("3"));
+        assert_eq!(known("xs[-1][1]").as_deref(), Some("2"));
+        assert_eq!(known("xs[n - 6]").as_deref(), Some("'a'"));
+        assert_eq!(known("s[1]").as_deref(), Some("'t'"));
+        assert_eq!(known("d['y']").as_deref(), Some("[2]"));
+        assert_eq!(known("d.get('x', 0) + 1").as_deref(), Some("2"));
+        assert_eq!(known("d.get('z', n)").as_deref(), Some("7"));
+        assert_eq!(known("d.get('z')").as_deref(), Some("None"));
+        assert_eq!(known("xs[0] * 2 if xs[0] > 1 else 0").as_deref(), Some("6"));
+        for unsettled in [
+            "xs[3]",
+            "xs[1:]",
+            "d['z']",
+            "m[1]",
+            "[1, 2][5]",
+            "xs[s]",
+            "q[0]",
+        ] {
+            assert_eq!(known(unsettled), None, "{unsettled}");
+        }
     }
 
     #[test]
