@@ -59,13 +59,12 @@ impl NextState<'_> {
                 .get(&line)
                 .cloned()
                 .unwrap_or_default(),
-            // Going into a loop's block or on after an assignment (a line of the same
-            // frame: it ran whole), a name that must take a new value is written (a
-            // diff cannot carry it over unchanged).
+            // Going into a loop's block, a name that must take a new value is written
+            // (a diff cannot carry it over unchanged).
             Some(line) if diff && event == "<|line|>" => self
                 .bindings()
                 .into_iter()
-                .filter(|b| b.written_on.as_ref().is_none_or(|on| on.contains(&line)))
+                .filter(|b| b.written_on.as_ref().is_some_and(|on| on.contains(&line)))
                 .flat_map(|b| &b.targets)
                 .filter(|target| target.must_write)
                 .map(|target| target.name.clone())
@@ -81,6 +80,17 @@ impl NextState<'_> {
         // What a frame held before and cannot have lost (see `held_names`).
         let mut held = self.held_names(header);
         held.extend(self.newly_bound(header));
+        // Once an assignment has run, a name whose value it changed is written,
+        // wherever the locals put it (not one the program defines: see `newly_bound`).
+        let assigned = self.bindings().filter(|b| b.written_on.is_none());
+        if self.ran_in_frame(header) {
+            let changed = assigned
+                .iter()
+                .flat_map(|b| &b.targets)
+                .filter(|t| t.must_write);
+            let shown = changed.filter(|t| !self.program.defines(&t.name));
+            held.extend(shown.map(|t| t.name.clone()));
+        }
         let assigned = self.assigned_by_return(header).into_iter().flatten();
         held.extend(assigned.map(|binding| binding.name));
         // Written in full, a step whose changes are known (`changeable`) writes every

@@ -105,16 +105,21 @@ impl NextState<'_> {
         values
     }
 
-    /// What the line binds, else what the state keeps (see `values`).
-    fn values_known(&self, header: &str, at_start: bool) -> Option<Bindings> {
-        // The line binds in its own frame, once it has run: not in a call it makes
-        // (a callee may have names of its own alike), nor where it raised.
+    /// Whether the state `header` begins follows the current line's run in its own
+    /// frame, where what the line binds holds: not in a call it makes (a callee may
+    /// have names of its own alike), nor where it raised.
+    pub(super) fn ran_in_frame(&self, header: &str) -> bool {
         let prev = self.prev;
         let in_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
-        let ran = ["<|line|>", "<|return|>"]
-            .iter()
-            .any(|e| header.starts_with(e));
-        let bound = self.bindings().filter(|_| in_frame && ran);
+        in_frame
+            && ["<|line|>", "<|return|>"]
+                .iter()
+                .any(|e| header.starts_with(e))
+    }
+
+    /// What the line binds, else what the state keeps (see `values`).
+    fn values_known(&self, header: &str, at_start: bool) -> Option<Bindings> {
+        let bound = self.bindings().filter(|_| self.ran_in_frame(header));
         let bound = bound.or(self.kept(header)).cloned();
         let Some(unchanged) = self.kept_by_step(header, at_start) else {
             return bound;
@@ -459,7 +464,7 @@ impl NextState<'_> {
     /// After a one-line `NAMES = VALUES`, each name whose value is a literal, a name
     /// the state shows or whole-number arithmetic of those (`a, b = b, a`,
     /// `low, n = (3, k)`, `mid = (lo + hi) // 2`, `n -= 1`) takes it where the next state
-    /// writes it; a name whose value changes must be written (see `body_spec`). Where
+    /// writes it; a name whose value changes must be written (held, see `body_spec`). Where
     /// only some values are known (`a, b = b, a + b`), only immutable ones bind: a
     /// later value's call could change a list the earlier name now holds. Not where
     /// `global` or `nonlocal` could put a name elsewhere, nor for a literal with braces
