@@ -106,6 +106,9 @@ enum Escape {
     Backslash,
     /// Hex digits still to come in `\uXXXX`.
     Hex(u8),
+    /// `\uD` written: the next digit must not make a UTF-16 surrogate (`\uD800` to
+    /// `\uDFFF`), which no text the tracer writes holds alone and JSON cannot read.
+    HexAfterD,
 }
 
 /// Where a body stands, fed one piece at a time.
@@ -457,6 +460,12 @@ impl<'a> Body<'a> {
                 'u' if rest_marker.is_none() => Some(string(chars + 1, Escape::Hex(4), None)),
                 _ => None,
             },
+            Escape::Hex(4) if matches!(c, 'd' | 'D') => {
+                Some(string(chars, Escape::HexAfterD, None))
+            }
+            Escape::HexAfterD => {
+                matches!(c, '0'..='7').then(|| string(chars, Escape::Hex(2), None))
+            }
             Escape::Hex(left) => c.is_ascii_hexdigit().then(|| {
                 let escape = if left > 1 {
                     Escape::Hex(left - 1)
@@ -580,6 +589,17 @@ mod tests {
             assert!(feed(&mut body, text), "{text}");
             assert!(body.can_end(), "{text}");
         }
+    }
+
+    #[test]
+    fn escapes_are_of_characters_json_can_read() {
+        let s = spec(true, false);
+        assert!(accepts(&s, r#"{"x":"\u001b\uD7ff"#));
+        assert!(
+            !accepts(&s, r#"{"x":"\uDD"#),
+            "a surrogate alone is no character"
+        );
+        assert!(!accepts(&s, r#"{"x":"\ud8"#));
     }
 
     #[test]

@@ -442,26 +442,35 @@ impl<M: Decoder> Predictor<M> {
             let held = (&mut context.cache, &context.text, &context.footprints);
             decoded = self.search_from(held, current, action, step, decoded)?;
         }
+        // Where the model gave nothing usable: a state the rules can stand behind.
+        let guess = || {
+            (grammar.next.guess().map(|state| Outcome::State { state })).or_else(|| {
+                let exit = grammar.next.guess_exit()?;
+                let stdout = String::new();
+                Some(Outcome::Exit { exit, stdout })
+            })
+        };
         if !decoded.stopped {
             let tokens = decoded.tokens.len();
             let why = PredictError::TooLong {
                 tokens,
                 start: self.excerpt(&decoded.tokens),
             };
-            let guess = (grammar.next.guess().map(|state| Outcome::State { state }))
-                .or_else(|| {
-                    let exit = grammar.next.guess_exit()?;
-                    let stdout = String::new();
-                    Some(Outcome::Exit { exit, stdout })
-                })
-                .ok_or(why)?;
+            let guess = guess().ok_or(why)?;
             let why = format!(
                 "the model's prediction did not end within {tokens} tokens, after backing \
                  off {backed_off} times from where it repeated itself"
             );
             return Ok(self.show_guess(context, current, action, guess, why, backed_off));
         }
-        let prediction = self.read_decoded(context, current, &decoded, backed_off)?;
+        let prediction = match self.read_decoded(context, current, &decoded, backed_off) {
+            Err(PredictError::Malformed { text, error }) => {
+                let why = format!("the model's prediction did not parse ({error})");
+                let guess = guess().ok_or(PredictError::Malformed { text, error })?;
+                return Ok(self.show_guess(context, current, action, guess, why, backed_off));
+            }
+            read => read?,
+        };
         context.tail = prediction.outcome.state().map(|state| Tail {
             state: state.clone(),
             at: context.cache.len(),

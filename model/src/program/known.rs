@@ -1,14 +1,15 @@
 //! The value of an expression where the values it reads settle it: a literal, a name,
 //! whole-number arithmetic ([`super::arithmetic`]), a comparison
-//! ([`super::conditions`]), a conditional expression, `str()`, an item of a list,
-//! tuple, string or dict, of those. What Python
+//! ([`super::conditions`]), a conditional expression, `str()`, `list()`, an item or
+//! a slice of a list, tuple, string or dict, or lists or strings joined with `+`, of
+//! those. What Python
 //! gives there is certain, so the grammar can hold a prediction to it.
 
 use super::{arithmetic, conditions};
 use crate::repr::{Kind, Repr};
 
-/// The builtins an expression may call here: `len`, `abs`, `str`.
-pub const BUILTINS: [&str; 3] = ["len", "abs", "str"];
+/// The builtins an expression may call here: `len`, `abs`, `str`, `list`.
+pub const BUILTINS: [&str; 4] = ["len", "abs", "str", "list"];
 
 /// What an expression's names stand for where it runs.
 pub struct Scope<'a> {
@@ -34,7 +35,9 @@ pub fn repr_of(text: &str, scope: &Scope) -> Option<String> {
         .or_else(|| conditions::boolean(text, scope).map(python_bool))
         .or_else(|| conditional(text, scope))
         .or_else(|| str_call(text, scope))
+        .or_else(|| list_call(text, scope))
         .or_else(|| item(text, scope))
+        .or_else(|| concatenation(text, scope))
 }
 
 /// `BASE[INDEX]` of a list, tuple, string or dict, or `BASE.get(KEY)` /
@@ -71,8 +74,15 @@ pub fn item(text: &str, scope: &Scope) -> Option<String> {
         .last()?
         .at;
     let (base, index) = (&inner[..open], &inner[open + 1..]);
-    if base.trim().is_empty() || super::lexer::chars(index).any(|ch| ch.c == ':' && ch.depth == 0) {
+    if base.trim().is_empty() {
         return None;
+    }
+    let colons: Vec<usize> = super::lexer::chars(index)
+        .filter(|ch| ch.kind == super::lexer::Kind::Code && ch.depth == 0 && ch.c == ':')
+        .map(|ch| ch.at)
+        .collect();
+    if !colons.is_empty() {
+        return slice(&repr_of(base, scope)?, index, &colons, scope);
     }
     let base = repr_of(base, scope)?;
     let index = repr_of(index, scope)?;
@@ -90,6 +100,120 @@ pub fn item(text: &str, scope: &Scope) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `BASE[START:STOP]` or `BASE[START:STOP:STEP]` of a list, tuple or string (without
+/// escapes), each bound a settled whole number or left out.
+fn slice(base: &str, index: &str, colons: &[usize], scope: &Scope) -> Option<String> {
+    let mut bounds = Vec::new();
+    let mut start = 0;
+    for &at in colons.iter().chain(std::iter::once(&index.len())) {
+        let text = index[start..at].trim();
+        bounds.push(match text {
+            "" => None,
+            text => Some(arithmetic::whole_number(text, scope)?),
+        });
+        start = at + 1;
+    }
+    let (items, rebuild): (Vec<String>, fn(Vec<String>) -> String) = match Repr::parse(base).kind {
+        Kind::List(items) => (texts(items), |items| format!("[{}]", items.join(", "))),
+        Kind::Tuple(items) => (texts(items), tuple_repr),
+        _ if base.starts_with(['\'', '"']) && !base.contains('\\') => {
+            (crate::entry::elements(base)?, str_repr)
+        }
+        _ => return None,
+    };
+    let picked = slice_indices(items.len(), &bounds)?;
+    Some(rebuild(
+        picked.into_iter().map(|k| items[k].clone()).collect(),
+    ))
+}
+
+/// The indices `[start:stop:step]` picks of `len` items, as Python's `slice.indices`.
+fn slice_indices(len: usize, bounds: &[Option<i128>]) -> Option<Vec<usize>> {
+    let len = len as i128;
+    let step = bounds.get(2).copied().flatten().unwrap_or(1);
+    if step == 0 || bounds.len() > 3 {
+        return None;
+    }
+    let clamp = |bound: Option<i128>, default: i128| match bound {
+        None => default,
+        Some(b) if b < 0 => (b + len).max(if step > 0 { 0 } else { -1 }),
+        Some(b) => b.min(if step > 0 { len } else { len - 1 }),
+    };
+    let (start, stop) = match step > 0 {
+        true => (
+            clamp(bounds[0], 0),
+            clamp(bounds.get(1).copied().flatten(), len),
+        ),
+        false => (
+            clamp(bounds[0], len - 1),
+            clamp(bounds.get(1).copied().flatten(), -1),
+        ),
+    };
+    let mut picked = Vec::new();
+    let mut k = start;
+    while (step > 0 && k < stop) || (step < 0 && k > stop) {
+        picked.push(usize::try_from(k).ok()?);
+        k += step;
+    }
+    Some(picked)
+}
+
+fn texts(items: Vec<Repr>) -> Vec<String> {
+    items.into_iter().map(|item| item.text).collect()
+}
+
+/// A tuple's repr from its items' (`(1,)` for one).
+fn tuple_repr(items: Vec<String>) -> String {
+    match items.len() {
+        1 => format!("({},)", items[0]),
+        _ => format!("({})", items.join(", ")),
+    }
+}
+
+/// A string's repr from its characters' reprs (none with an escape).
+fn str_repr(chars: Vec<String>) -> String {
+    let text: String = chars.iter().map(|c| &c[1..c.len() - 1]).collect();
+    crate::entry::python_str_repr(&text)
+}
+
+/// `list(X)` of a settled list, tuple, set, dict (its keys), string or range.
+fn list_call(text: &str, scope: &Scope) -> Option<String> {
+    let inner = text.strip_prefix("list(")?.strip_suffix(')')?;
+    if !(scope.builtin)("list") || !super::lexer::closes_at_end(&text[5..]) {
+        return None;
+    }
+    let items = crate::entry::elements(&repr_of(inner, scope)?)?;
+    Some(format!("[{}]", items.join(", ")))
+}
+
+/// `A + B + ...` of settled lists, or of strings without escapes.
+fn concatenation(text: &str, scope: &Scope) -> Option<String> {
+    let parts = conditions::split_at_word(text, " + ");
+    if parts.len() < 2 {
+        return None;
+    }
+    let reprs: Vec<String> = parts
+        .iter()
+        .map(|p| repr_of(p, scope))
+        .collect::<Option<_>>()?;
+    let all_lists = reprs
+        .iter()
+        .all(|r| matches!(Repr::parse(r).kind, Kind::List(_)));
+    if all_lists {
+        let items: Vec<String> = reprs
+            .iter()
+            .flat_map(|r| crate::entry::elements(r).unwrap_or_default())
+            .collect();
+        return Some(format!("[{}]", items.join(", ")));
+    }
+    let plain_str = |r: &String| r.starts_with(['\'', '"']) && !r.contains('\\');
+    if reprs.iter().all(plain_str) {
+        let text: String = reprs.iter().map(|r| &r[1..r.len() - 1]).collect();
+        return Some(crate::entry::python_str_repr(&text));
+    }
+    None
 }
 
 /// The value of the key whose repr is `key`, `Some(None)` where the dict has none;
@@ -191,23 +315,32 @@ mod tests {
         assert_eq!(known("d.get('z', n)").as_deref(), Some("7"));
         assert_eq!(known("d.get('z')").as_deref(), Some("None"));
         assert_eq!(known("xs[0] * 2 if xs[0] > 1 else 0").as_deref(), Some("6"));
-        for unsettled in [
-            "xs[3]",
-            "xs[1:]",
-            "d['z']",
-            "m[1]",
-            "[1, 2][5]",
-            "xs[s]",
-            "q[0]",
-        ] {
+        for unsettled in ["xs[3]", "d['z']", "m[1]", "[1, 2][5]", "xs[s]", "q[0]"] {
             assert_eq!(known(unsettled), None, "{unsettled}");
         }
+    }
+
+    #[test]
+    fn slices_lists_and_concatenation() {
+        assert_eq!(known("xs[1:]").as_deref(), Some("['a', (1, 2)]"));
+        assert_eq!(known("xs[::-1][0]").as_deref(), Some("(1, 2)"));
+        assert_eq!(known("xs[-2:n]").as_deref(), Some("['a', (1, 2)]"));
+        assert_eq!(known("(1, 2, 3)[1:2]").as_deref(), Some("(2,)"));
+        assert_eq!(known("'python'[:4]").as_deref(), Some("'pyth'"));
+        assert_eq!(known("'abc'[::-2]").as_deref(), Some("'ca'"));
+        assert_eq!(known("list('ab'[:4])").as_deref(), Some("['a', 'b']"));
+        assert_eq!(known("[4, 15] + [11] + []").as_deref(), Some("[4, 15, 11]"));
+        assert_eq!(known("s + \"'s\"").as_deref(), Some("\"it's\""));
+        assert_eq!(known("xs[0:1:0]"), None, "a zero step raises");
+        assert_eq!(known("xs + s"), None);
+        assert_eq!(known("d[1:]"), None);
     }
 
     #[test]
     fn str_of_numbers_and_strings() {
         assert_eq!(known("str(n + 1)").as_deref(), Some("'8'"));
         assert_eq!(known("str(s)").as_deref(), Some("'it'"));
-        assert_eq!(known("str(n) + str(n)"), None);
+        assert_eq!(known("str(n) + str(n)").as_deref(), Some("'77'"));
+        assert_eq!(known("str(xs)"), None);
     }
 }
