@@ -1369,6 +1369,21 @@ fn bindings_none_where_the_block_rebinds_the_variable() {
 }
 
 #[test]
+fn bindings_a_loop_over_its_own_variable_knows_only_its_first_item() {
+    let source = "k = 5\nfor k in range(1, k + 1):\n    pass\n";
+    let p = ProgramModel::of(source);
+    let from = module_line(&p, 1, &[]);
+    let prev = module_line(&p, 2, &[("k", "5")]);
+    let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
+    assert_eq!(options(next.bindings()), named(&[("k", &["1"])]));
+    // Going round, `k + 1` no longer says what `range` gave when the loop began.
+    let from = module_line(&p, 3, &[("k", "2")]);
+    let prev = module_line(&p, 2, &[("k", "2")]);
+    let next = NextState::new(&p, &prev, Some(&from), None, &Action::StepOver);
+    assert!(next.bindings().is_none());
+}
+
+#[test]
 fn bindings_a_swap_takes_the_shown_values() {
     let source = "def f(a, b):\n    a, b = b, a\n    return a\n";
     let p = ProgramModel::of(source);

@@ -703,7 +703,10 @@ impl NextState<'_> {
         let read = layout::identifiers(iterable);
         let read: Vec<&str> = read.iter().map(String::as_str).collect();
         // One pass over the block: what its lines bind (`del` may unbind anything).
-        let (mut rebinds_iterable, mut rebinds_targets, mut unbinds) = (false, false, false);
+        // The loop itself rebinds its targets (`for k in range(k + 1)`).
+        let reads_a_target = targets.iter().any(|t| read.contains(t));
+        let (mut rebinds_iterable, mut rebinds_targets, mut unbinds) =
+            (reads_a_target, false, false);
         for line in block.clone() {
             let code = program.code(line);
             let bound = layout::bound_by(code);

@@ -115,7 +115,8 @@ fn slice(base: &str, index: &str, colons: &[usize], scope: &Scope) -> Option<Str
         });
         start = at + 1;
     }
-    let (items, rebuild): (Vec<String>, fn(Vec<String>) -> String) = match Repr::parse(base).kind {
+    type Rebuild = fn(Vec<String>) -> String;
+    let (items, rebuild): (Vec<String>, Rebuild) = match Repr::parse(base).kind {
         Kind::List(items) => (texts(items), |items| format!("[{}]", items.join(", "))),
         Kind::Tuple(items) => (texts(items), tuple_repr),
         _ if base.starts_with(['\'', '"']) && !base.contains('\\') => {
