@@ -6,7 +6,9 @@
 //!   into the return (both one decode, as the paper measures them), and once with the
 //!   debugger's Step Out (`step_out`: walked with Step Over predictions).
 //! - Input mode: from a return state carrying `output`, predict the arguments with
-//!   inv_step_call.
+//!   inv_step_call; and `inv_checked`: that prediction or the output itself, whichever
+//!   the model's own Step Out from the call takes to the output (see
+//!   `predict_input_checked`).
 //!
 //! - Baseline (both modes): `f` returns its first argument unchanged.
 //!
@@ -185,6 +187,30 @@ fn predict_input<M: Decoder>(predictor: &Predictor<M>, sample: &Sample) -> Resul
         .join(", "))
 }
 
+/// Input prediction checked forward with the same model: of the inverse prediction
+/// and the trivial guess (the output itself, as the baseline), the first whose call
+/// the model's own Step Out takes to the expected output; else the inverse
+/// prediction. Still one answer, and no Python runs: the world model checks itself.
+fn predict_input_checked<M: Decoder>(
+    predictor: &Predictor<M>,
+    sample: &Sample,
+) -> Result<String, String> {
+    let inverse = predict_input(predictor, sample);
+    let candidates = inverse.iter().cloned().chain([sample.output.clone()]);
+    for candidate in candidates {
+        let tried = Sample {
+            input: candidate.clone(),
+            ..sample.clone()
+        };
+        let reaches = predict_output(predictor, &tried, "step_out")
+            .is_ok_and(|output| output.trim() == sample.output.trim());
+        if reaches {
+            return Ok(candidate);
+        }
+    }
+    inverse
+}
+
 /// The first argument of a comma-joined argument list (commas inside brackets or
 /// strings do not split).
 fn first_argument(input: &str) -> &str {
@@ -212,7 +238,7 @@ pub fn run<M: Decoder>(
     let methods: &[&str] = if mode == "output" {
         &["step_return", "step_out", "breakpoint", "baseline"]
     } else {
-        &["inv_step_call", "baseline"]
+        &["inv_step_call", "inv_checked", "baseline"]
     };
     let mut scored = Vec::new();
     for sample in samples {
@@ -221,6 +247,8 @@ pub fn run<M: Decoder>(
                 Ok(baseline(sample, mode))
             } else if mode == "output" {
                 predict_output(predictor, sample, method)
+            } else if method == "inv_checked" {
+                predict_input_checked(predictor, sample)
             } else {
                 predict_input(predictor, sample)
             };

@@ -435,13 +435,6 @@ impl<M: Decoder> Predictor<M> {
         let (prompt, max_new) = self.open_step(context, current, action)?;
         let grammar = Grammar::new(self, &context.text, current, &context.footprints, action);
         let start = context.cache.len();
-        let (mut decoded, backed_off) =
-            self.decode_backing_off(&mut context.cache, &prompt, max_new, &grammar)?;
-        if decoded.stopped && self.search > 0 {
-            let step = (start, prompt.as_slice(), max_new);
-            let held = (&mut context.cache, &context.text, &context.footprints);
-            decoded = self.search_from(held, current, action, step, decoded)?;
-        }
         // Where the model gave nothing usable: a state the rules can stand behind.
         let guess = || {
             (grammar.next.guess().map(|state| Outcome::State { state })).or_else(|| {
@@ -450,6 +443,21 @@ impl<M: Decoder> Predictor<M> {
                 Some(Outcome::Exit { exit, stdout })
             })
         };
+        let decoded = self.decode_backing_off(&mut context.cache, &prompt, max_new, &grammar);
+        let (mut decoded, backed_off) = match decoded {
+            // The rules contradicted themselves: a bug, but not the user's dead end.
+            Err(PredictError::Model(error @ crate::net::Error::NoAllowedToken { .. })) => {
+                let why = format!("{error} (a contradiction in the decoding rules)");
+                let guess = guess().ok_or(PredictError::Model(error))?;
+                return Ok(self.show_guess(context, current, action, guess, why, 0));
+            }
+            decoded => decoded?,
+        };
+        if decoded.stopped && self.search > 0 {
+            let step = (start, prompt.as_slice(), max_new);
+            let held = (&mut context.cache, &context.text, &context.footprints);
+            decoded = self.search_from(held, current, action, step, decoded)?;
+        }
         if !decoded.stopped {
             let tokens = decoded.tokens.len();
             let why = PredictError::TooLong {

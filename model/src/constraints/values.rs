@@ -568,6 +568,7 @@ impl NextState<'_> {
                 }
             }
         };
+        let after = crate::program::known::shown_whole(after)?;
         Some(Bindings {
             targets: vec![Binding {
                 name: name.to_string(),

@@ -125,7 +125,7 @@ fn slice(base: &str, index: &str, colons: &[usize], scope: &Scope) -> Option<Str
         _ => return None,
     };
     let picked = slice_indices(items.len(), &bounds)?;
-    Some(rebuild(
+    shown_whole(rebuild(
         picked.into_iter().map(|k| items[k].clone()).collect(),
     ))
 }
@@ -186,7 +186,7 @@ fn list_call(text: &str, scope: &Scope) -> Option<String> {
         return None;
     }
     let items = crate::entry::elements(&repr_of(inner, scope)?)?;
-    Some(format!("[{}]", items.join(", ")))
+    shown_whole(format!("[{}]", items.join(", ")))
 }
 
 /// `A + B + ...` of settled lists, or of strings without escapes.
@@ -207,12 +207,12 @@ fn concatenation(text: &str, scope: &Scope) -> Option<String> {
             .iter()
             .flat_map(|r| crate::entry::elements(r).unwrap_or_default())
             .collect();
-        return Some(format!("[{}]", items.join(", ")));
+        return shown_whole(format!("[{}]", items.join(", ")));
     }
     let plain_str = |r: &String| r.starts_with(['\'', '"']) && !r.contains('\\');
     if reprs.iter().all(plain_str) {
         let text: String = reprs.iter().map(|r| &r[1..r.len() - 1]).collect();
-        return Some(crate::entry::python_str_repr(&text));
+        return shown_whole(crate::entry::python_str_repr(&text));
     }
     None
 }
@@ -231,6 +231,13 @@ pub fn dict_value(entries: &[(Repr, Repr)], key: &str) -> Option<Option<String>>
     }
     let found = entries.iter().find(|(k, _)| k.text == key);
     Some(found.map(|(_, value)| value.text.clone()))
+}
+
+/// `repr` where the tracer would show it whole: it cuts longer reprs (with `…`), so a
+/// repr built here past its limit says nothing of what a state shows.
+pub fn shown_whole(repr: String) -> Option<String> {
+    let limit = crate::tracer::Limits::default().max_repr;
+    (repr.chars().count() <= limit).then_some(repr)
 }
 
 /// `A if C else B`: Python runs only the branch the condition picks.
@@ -335,6 +342,13 @@ mod tests {
         assert_eq!(known("xs[0:1:0]"), None, "a zero step raises");
         assert_eq!(known("xs + s"), None);
         assert_eq!(known("d[1:]"), None);
+    }
+
+    #[test]
+    fn nothing_longer_than_the_tracer_shows_whole() {
+        let long = format!("'{}'", "a".repeat(150));
+        assert_eq!(known(&format!("{long}[:150]")).map(|r| r.len()), Some(152));
+        assert_eq!(known(&format!("{long} + {long}")), None);
     }
 
     #[test]
