@@ -331,7 +331,18 @@ pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
         }
     }
     if let Some(at) = last {
-        names.extend(identifiers(&code[..at]));
+        let targets = &code[..at];
+        // `total: int = 0` binds `total`, not what annotates it.
+        let annotated = crate::program::lexer::code_chars(targets)
+            .find(|&(_, c, depth)| c == ':' && depth == 0)
+            .map(|(colon, _, _)| targets[..colon].trim())
+            .filter(|name| is_name(name));
+        match annotated {
+            Some(name) => {
+                names.insert(name.to_string());
+            }
+            None => names.extend(identifiers(targets)),
+        }
     }
     names.retain(|n| !n.is_empty() && !KEYWORDS.contains(&n.as_str()));
     names
@@ -474,6 +485,8 @@ def main(xs):
         assert_eq!(names("if (n := len(s)) > 3:"), "n");
         assert_eq!(names("print('x =', y)"), "");
         assert_eq!(names("d[key] = value"), "d key");
+        assert_eq!(names("series: list = []"), "series");
+        assert_eq!(names("if ready: n = 1"), "n ready");
     }
 
     #[test]
