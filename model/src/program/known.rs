@@ -48,7 +48,7 @@ pub fn item(text: &str, scope: &Scope) -> Option<String> {
     let text = text.trim();
     if let Some(inner) = text.strip_suffix(')') {
         let (base, args) = inner.rsplit_once(".get(")?;
-        if !super::lexer::closes_at_end(&text[base.len() + ".get(".len()..]) {
+        if !primary(base) || !super::lexer::closes_at_end(&text[base.len() + ".get(".len()..]) {
             return None;
         }
         let args = super::lexer::split_top(args);
@@ -74,7 +74,7 @@ pub fn item(text: &str, scope: &Scope) -> Option<String> {
         .last()?
         .at;
     let (base, index) = (&inner[..open], &inner[open + 1..]);
-    if base.trim().is_empty() {
+    if base.trim().is_empty() || !primary(base) {
         return None;
     }
     let colons: Vec<usize> = super::lexer::chars(index)
@@ -100,6 +100,19 @@ pub fn item(text: &str, scope: &Scope) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Whether `text` is one operand that a subscript or call after it applies to (a
+/// name, a literal, an item of one): `a + b[1:]` slices `b` alone.
+fn primary(text: &str) -> bool {
+    let text = text.trim();
+    !text.is_empty()
+        && super::lexer::chars(text).all(|ch| {
+            ch.kind != super::lexer::Kind::Code
+                || ch.depth > 0
+                || ch.c.is_alphanumeric()
+                || "_.[](){}".contains(ch.c)
+        })
 }
 
 /// `BASE[START:STOP]` or `BASE[START:STOP:STEP]` of a list, tuple or string (without
@@ -340,6 +353,10 @@ mod tests {
         assert_eq!(known("[4, 15] + [11] + []").as_deref(), Some("[4, 15, 11]"));
         assert_eq!(known("s + \"'s\"").as_deref(), Some("\"it's\""));
         assert_eq!(known("xs[0:1:0]"), None, "a zero step raises");
+        // Found by check-grammar in a TheAlgorithms word ladder: the slice is of the
+        // last operand alone.
+        assert_eq!(known("s[:1] + 'x' + s[1 + 0:]").as_deref(), Some("'ixt'"));
+        assert_eq!(known("n + d.get('x', 0)").as_deref(), Some("8"));
         assert_eq!(known("xs + s"), None);
         assert_eq!(known("d[1:]"), None);
     }
