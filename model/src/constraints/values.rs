@@ -546,9 +546,8 @@ impl NextState<'_> {
                 match Repr::parse(before).kind {
                     Kind::List(items) => {
                         let mut items: Vec<String> = items.into_iter().map(|i| i.text).collect();
-                        let k: i128 = key.parse().ok()?;
-                        let k = if k < 0 { k + items.len() as i128 } else { k };
-                        *items.get_mut(usize::try_from(k).ok()?)? = value;
+                        let at = crate::program::known::position(&key, items.len())?;
+                        items[at] = value;
                         format!("[{}]", items.join(", "))
                     }
                     Kind::Dict(entries) => {

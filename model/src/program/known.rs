@@ -86,11 +86,7 @@ pub fn item(text: &str, scope: &Scope) -> Option<String> {
     }
     let base = repr_of(base, scope)?;
     let index = repr_of(index, scope)?;
-    let at = |len: usize| -> Option<usize> {
-        let k: i128 = index.parse().ok()?;
-        let k = if k < 0 { k + len as i128 } else { k };
-        usize::try_from(k).ok().filter(|k| *k < len)
-    };
+    let at = |len: usize| position(&index, len);
     match Repr::parse(&base).kind {
         Kind::List(items) | Kind::Tuple(items) => Some(items.get(at(items.len())?)?.text.clone()),
         Kind::Dict(entries) => dict_value(&entries, &index)?,
@@ -100,6 +96,14 @@ pub fn item(text: &str, scope: &Scope) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Where the index whose repr is `index` points in `len` items, counting a negative
+/// one from the end; `None` out of range (Python raises there) or for no whole number.
+pub fn position(index: &str, len: usize) -> Option<usize> {
+    let k: i128 = index.parse().ok()?;
+    let k = if k < 0 { k + len as i128 } else { k };
+    usize::try_from(k).ok().filter(|k| *k < len)
 }
 
 /// Whether `text` is one operand that a subscript or call after it applies to (a
