@@ -14,21 +14,21 @@
 //! |---|---|---|
 //! | opening | [`NextState::openings`] | a state's event must have some line to stand on (a breakpoint's is a `line`); a run may end; an inverse step may reach the run's first state |
 //! | header | [`NextState::frames`] | a frame is left only through its `return` or `exception`, so a step stays in its frame, goes one call deeper or back to the caller |
-//! | header | [`NextState::flow_lines`] | control flow: the lines that can follow (or, backwards, precede) the current one; a loop whose next item is known, or an `if`/`while` on a shown value ([`NextState::branch_taken`]), goes into its block or out; a return leads back to its calling line only where that line can be reported again |
+//! | header | [`NextState::flow_lines`] | control flow: the lines that can follow (or, backwards, precede) the current one; a loop whose next item is known, or an `if`/`while` whose condition the shown values settle ([`NextState::branch_taken`], `crate::program::conditions`), goes into its block or out; a return leads back to its calling line only where that line can be reported again |
 //! | header | [`NextState::headers`] | a state stands on a code line of a frame that runs it, at a depth the step reaches (a breakpoint's line for a breakpoint action), and writes that line's text exactly |
 //! | locals | [`NextState::body_spec`] | names a frame can hold; a fresh call begins with its parameters in order; a diff after one statement changes only what it can change (what it binds or may unbind; mutable values only where it may run code that changes an object, see `crate::program::effects`) |
 //! | locals | `held_names` | a call cannot unbind its caller's locals; a Step Out's return holds what the frame holds |
 //! | locals | `caller_names` | back in a caller whose state at the call is known: its names and what the calling statement binds |
-//! | locals | `newly_bound` | after a one-line assignment the names it binds first are there |
+//! | locals | `newly_bound` | after a one-line assignment the names it binds first are there, and those whose value it changed are written |
 //! | values | [`NextState::bound_arguments`] | a plain call binds its arguments to its parameters as Python does; a constructor's `__init__` binds `self` to the fresh instance where its repr is plain |
-//! | values | [`NextState::bindings`] | a `for` over shown items binds the next one (from its count where the steps since it began are known; a loop that begins once has begun where its variables are bound; a list is reordered only by what the loop runs); `a, b = b, a` binds shown values |
+//! | values | [`NextState::bindings`] | a `for` over shown items binds the next one (from its count where the steps since it began are known; a loop that begins once has begun where its variables are bound; a list is reordered only by what the loop runs); a one-line assignment, augmented assignment, `append` or item set binds what the shown values settle (`crate::program::known`), in its own frame once it ran |
 //! | values | [`NextState::kept`] | a caller keeps what the call cannot reach; a Step Out keeps the immutable values the function never rebinds |
 //! | values | [`NextState::kept_by_step`] | in full locals, a name the statement cannot change is written again with its value |
 //! | values | [`NextState::assigned_by_return`] | past `NAMES = CALLEE(...)`, the names hold what `CALLEE` returned |
 //! | values | `assigned_kinds`, `argument_values` | an assigned value's or an argument's repr begins as its text says (`crate::program::kinds`); a call's known arguments where not all are |
 //! | stdout | `stdout_written` | a step over a whole `print` writes stdout; one over a statement that prints nothing and runs no code of the program writes none |
-//! | stdout | [`NextState::printed_by_step`] | a `print` of literals and shown names writes their `str()` |
-//! | value | [`NextState::returned_value`] | `return NAME` returns that name's value, `return LITERAL` the literal |
+//! | stdout | [`NextState::printed_by_step`] | a `print` of literals, shown names and what they settle writes their `str()` |
+//! | value | [`NextState::returned_value`] | `return EXPR` returns what the return state's values settle of it, `return LITERAL` the literal |
 //!
 //! Where the program could change what a rule relies on (`global`, `nonlocal`, `del`,
 //! a list reordered under its loop, a class whose dunder methods a builtin could run),

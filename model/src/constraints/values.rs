@@ -1,5 +1,6 @@
 //! Which values the next state's names take, where the program's text and the state
-//! shown say: a `for` loop's next item, a plain assignment's values, what a caller keeps
+//! shown say: a `for` loop's next item, what an assignment or a list or dict change
+//! binds (where the shown values settle it), what a caller keeps
 //! when a call returns to it and what a frame keeps to its return, the arguments a call
 //! binds, the value a `return` line gives, what a `print` writes.
 
@@ -968,9 +969,9 @@ impl NextState<'_> {
     }
 
     /// The value a `return` state must carry when its line says it outright:
-    /// `return NAME` returns that local as the state shows it, `return LITERAL` the
-    /// literal's repr. As the JSON text written after `<|value|>`; `None` when the
-    /// line says nothing so plain or the value section has not begun.
+    /// `return LITERAL` the literal's repr, `return EXPR` what the state's values
+    /// settle of it (see [`Returned`]). As the JSON text written after `<|value|>`;
+    /// `None` when they do not settle it or the value section has not begun.
     pub fn returned_value(&self, header: &str, rest: &str) -> Option<String> {
         rest.rfind(language::VALUE)?;
         self.returned(header)?.value(rest)
