@@ -37,7 +37,101 @@ pub fn repr_of(text: &str, scope: &Scope) -> Option<String> {
         .or_else(|| str_call(text, scope))
         .or_else(|| list_call(text, scope))
         .or_else(|| item(text, scope))
+        .or_else(|| str_method(text, scope))
         .or_else(|| concatenation(text, scope))
+}
+
+/// A method of a shown ASCII string without escapes (whose repr is its text in
+/// quotes): `upper`, `lower`, `capitalize`, `strip`, `find`, `index`, `count`,
+/// `startswith`, `endswith`, `split`, `replace`, `join`. Python's own results, for text
+/// where Unicode's special cases cannot arise.
+fn str_method(text: &str, scope: &Scope) -> Option<String> {
+    const METHODS: [&str; 12] = [
+        "upper",
+        "lower",
+        "capitalize",
+        "strip",
+        "find",
+        "index",
+        "count",
+        "startswith",
+        "endswith",
+        "split",
+        "replace",
+        "join",
+    ];
+    let inner = text.strip_suffix(')')?;
+    let (base, method, args) = METHODS.iter().find_map(|m| {
+        let (base, args) = inner.rsplit_once(&format!(".{m}("))?;
+        let closes = super::lexer::closes_at_end(&text[base.len() + m.len() + 2..]);
+        (closes && primary(base)).then_some((base, *m, args))
+    })?;
+    let plain = |repr: &str| -> Option<String> {
+        let quoted = repr.starts_with(['\'', '"']) && !repr.contains('\\') && repr.is_ascii();
+        quoted.then(|| repr[1..repr.len() - 1].to_string())
+    };
+    let this = plain(&repr_of(base, scope)?)?;
+    let args: Vec<String> = super::lexer::split_top(args)
+        .iter()
+        .map(|a| repr_of(a, scope))
+        .collect::<Option<_>>()?;
+    let arg = |k: usize| args.get(k).and_then(|a| plain(a));
+    let string = |s: &str| shown_whole(crate::entry::python_str_repr(s));
+    let strings = |parts: Vec<&str>| {
+        let reprs: Vec<String> = parts
+            .iter()
+            .map(|p| crate::entry::python_str_repr(p))
+            .collect();
+        shown_whole(format!("[{}]", reprs.join(", ")))
+    };
+    let python_bool = |b: bool| Some(if b { "True" } else { "False" }.to_string());
+    match (method, args.len()) {
+        ("upper", 0) => string(&this.to_ascii_uppercase()),
+        ("lower", 0) => string(&this.to_ascii_lowercase()),
+        ("capitalize", 0) => {
+            let lower = this.to_ascii_lowercase();
+            let mut chars = lower.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            string(&first.into_iter().chain(chars).collect::<String>())
+        }
+        // Unescaped ASCII text holds no whitespace but spaces.
+        ("strip", 0) => string(this.trim_matches(' ')),
+        ("find" | "index" | "count", 1) => {
+            let sub = arg(0)?;
+            match method {
+                "count" if sub.is_empty() => Some((this.len() + 1).to_string()),
+                "count" => Some(this.matches(sub.as_str()).count().to_string()),
+                "find" => Some(
+                    this.find(sub.as_str())
+                        .map_or(-1, |at| at as i64)
+                        .to_string(),
+                ),
+                _ => this.find(sub.as_str()).map(|at| at.to_string()),
+            }
+        }
+        ("startswith", 1) => python_bool(this.starts_with(arg(0)?.as_str())),
+        ("endswith", 1) => python_bool(this.ends_with(arg(0)?.as_str())),
+        ("split", 0) => strings(this.split(' ').filter(|p| !p.is_empty()).collect()),
+        ("split", 1) => {
+            let sep = arg(0).filter(|sep| !sep.is_empty())?;
+            strings(this.split(sep.as_str()).collect())
+        }
+        ("replace", 2) => {
+            let (old, new) = (arg(0).filter(|old| !old.is_empty())?, arg(1)?);
+            string(&this.replace(old.as_str(), &new))
+        }
+        ("join", 1) => {
+            let (Kind::List(items) | Kind::Tuple(items)) = Repr::parse(&args[0]).kind else {
+                return None;
+            };
+            let parts: Vec<String> = items
+                .iter()
+                .map(|i| plain(&i.text))
+                .collect::<Option<_>>()?;
+            string(&parts.join(&this))
+        }
+        _ => None,
+    }
 }
 
 /// `BASE[INDEX]` of a list, tuple, string or dict, or `BASE.get(KEY)` /
@@ -370,6 +464,32 @@ mod tests {
         let long = format!("'{}'", "a".repeat(150));
         assert_eq!(known(&format!("{long}[:150]")).map(|r| r.len()), Some(152));
         assert_eq!(known(&format!("{long} + {long}")), None);
+    }
+
+    #[test]
+    fn methods_of_plain_strings() {
+        let text = |t: &str| known(t);
+        assert_eq!(text("'hello'.find('e')").as_deref(), Some("1"));
+        assert_eq!(text("''.find(',')").as_deref(), Some("-1"));
+        assert_eq!(text("'python'.capitalize()").as_deref(), Some("'Python'"));
+        assert_eq!(
+            text("'hi there'.split()").as_deref(),
+            Some("['hi', 'there']")
+        );
+        assert_eq!(text("'a,,b'.split(',')").as_deref(), Some("['a', '', 'b']"));
+        assert_eq!(text("s.upper() + '!'").as_deref(), Some("'IT!'"));
+        assert_eq!(text("'-'.join(['a', 'it'])").as_deref(), Some("'a-it'"));
+        assert_eq!(text("s.startswith('i')").as_deref(), Some("True"));
+        assert_eq!(text("'aaa'.count('aa')").as_deref(), Some("1"));
+        assert_eq!(text("len('a b'.split()) + 1").as_deref(), Some("3"));
+        for unsettled in [
+            "'x'.index('y')",
+            "'ß'.upper()",
+            "'a\\n'.split()",
+            "xs.count(3)",
+        ] {
+            assert_eq!(text(unsettled), None, "{unsettled}");
+        }
     }
 
     #[test]
