@@ -194,8 +194,8 @@ fn predict_input<M: Decoder>(predictor: &Predictor<M>, sample: &Sample) -> Resul
 fn predict_input_checked<M: Decoder>(
     predictor: &Predictor<M>,
     sample: &Sample,
+    inverse: Result<String, String>,
 ) -> Result<String, String> {
-    let inverse = predict_input(predictor, sample);
     let candidates = inverse.iter().cloned().chain([sample.output.clone()]);
     for candidate in candidates {
         let tried = Sample {
@@ -242,15 +242,16 @@ pub fn run<M: Decoder>(
     };
     let mut scored = Vec::new();
     for sample in samples {
+        // Input mode's inverse prediction, made once for both methods that use it.
+        let inverse = (mode != "output").then(|| predict_input(predictor, sample));
         for &method in methods {
-            let prediction = if method == "baseline" {
-                Ok(baseline(sample, mode))
-            } else if mode == "output" {
-                predict_output(predictor, sample, method)
-            } else if method == "inv_checked" {
-                predict_input_checked(predictor, sample)
-            } else {
-                predict_input(predictor, sample)
+            let prediction = match (&inverse, method) {
+                (_, "baseline") => Ok(baseline(sample, mode)),
+                (None, method) => predict_output(predictor, sample, method),
+                (Some(inverse), "inv_checked") => {
+                    predict_input_checked(predictor, sample, inverse.clone())
+                }
+                (Some(inverse), _) => inverse.clone(),
             };
             let pass = match &prediction {
                 Ok(p) if mode == "output" => python_check(SAME_VALUE, &[&sample.output, p]),

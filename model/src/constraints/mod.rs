@@ -279,12 +279,17 @@ impl NextState<'_> {
     /// The repr of `text`'s value in the current state, where it is a literal, a
     /// name the state shows, or what [`crate::program::known`] works out of those.
     fn known_repr(&self, text: &str) -> Option<String> {
+        self.with_scope(|scope| crate::program::known::repr_of(text, scope))
+    }
+
+    /// `f` given the current state's names: the values it shows, and the builtins no
+    /// name of the program hides.
+    fn with_scope<R>(&self, f: impl FnOnce(&crate::program::known::Scope) -> R) -> R {
         let (prev, program) = (self.prev, self.program);
-        let scope = crate::program::known::Scope {
+        f(&crate::program::known::Scope {
             value_of: &|name| shown_value(prev, name),
             builtin: &|name| program.builtin_in(name, prev),
-        };
-        crate::program::known::repr_of(text, &scope)
+        })
     }
 }
 

@@ -94,11 +94,7 @@ impl NextState<'_> {
             .iter()
             .find_map(|keyword| code.strip_prefix(keyword))?
             .strip_suffix(':')?;
-        let scope = crate::program::known::Scope {
-            value_of: &|name| super::shown_value(prev, name),
-            builtin: &|name| self.program.builtin_in(name, prev),
-        };
-        crate::program::conditions::truth(condition, &scope)
+        self.with_scope(|scope| crate::program::conditions::truth(condition, scope))
     }
 
     /// The lines a state of this event may stand on, by the program's control flow,

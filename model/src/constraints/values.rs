@@ -399,7 +399,7 @@ impl NextState<'_> {
     fn argument_values(&self, header: &str) -> Option<Vec<Binding>> {
         const UNKNOWN: char = '\u{1}';
         let locals = self.call_locals(header, &|arg| {
-            let known = self.argument_repr(arg);
+            let known = self.known_repr(arg);
             Some(known.unwrap_or_else(|| format!("{UNKNOWN}{arg}")))
         })?;
         // Every argument known: `bound_arguments` gives the locals whole.
@@ -539,7 +539,7 @@ impl NextState<'_> {
                 };
                 let mut items: Vec<String> = items.into_iter().map(|item| item.text).collect();
                 items.push(settled(value)?);
-                format!("[{}]", items.join(", "))
+                crate::program::known::list_repr(&items)
             }
             ItemChange::Set { key, value } => {
                 let value = settled(&value)?;
@@ -549,7 +549,7 @@ impl NextState<'_> {
                         let mut items: Vec<String> = items.into_iter().map(|i| i.text).collect();
                         let at = crate::program::known::position(&key, items.len())?;
                         items[at] = value;
-                        format!("[{}]", items.join(", "))
+                        crate::program::known::list_repr(&items)
                     }
                     Kind::Dict(entries) => {
                         // Where the key is there, its value changes in place.
@@ -876,14 +876,8 @@ impl NextState<'_> {
     /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
     /// more than its parameters, a decorator may wrap the function).
     pub fn bound_arguments(&self, header: &str) -> Option<String> {
-        let locals = self.call_locals(header, &|arg| self.argument_repr(arg))?;
+        let locals = self.call_locals(header, &|arg| self.known_repr(arg))?;
         Some(serde_json::to_value(&locals).ok()?.to_string())
-    }
-
-    /// The repr of an argument's value, where the current state says it: a name it
-    /// shows, or arithmetic or a comparison of those (see `known_repr`).
-    fn argument_repr(&self, text: &str) -> Option<String> {
-        self.known_repr(text)
     }
 
     /// The locals the call `header` begins binds, each argument's repr given by
@@ -1217,11 +1211,8 @@ fn item_change(code: &str) -> Option<(&str, ItemChange<'_>)> {
     if value.starts_with('=') {
         return None;
     }
-    let (target, op) = match ["//", "+", "-", "*", "%"]
-        .iter()
-        .find_map(|op| Some((target.trim_end().strip_suffix(op)?, Some(op))))
-    {
-        Some(augmented) => augmented,
+    let (target, op) = match augmented_operator(target) {
+        Some((target, op)) => (target, Some(op)),
         None => (target, None),
     };
     let (name, key) = target.trim().strip_suffix(']')?.split_once('[')?;
@@ -1242,10 +1233,17 @@ fn augmented_arithmetic(code: &str) -> Option<(&str, String)> {
     if value.starts_with('=') {
         return None;
     }
-    let (name, op) = ["//", "+", "-", "*", "%"]
-        .iter()
-        .find_map(|op| Some((target.trim_end().strip_suffix(op)?.trim(), op)))?;
+    let (name, op) = augmented_operator(target)?;
+    let name = name.trim();
     layout::is_name(name).then(|| (name, format!("{name} {op} ({})", value.trim())))
+}
+
+/// The target before an augmented assignment's `=` (`n //`), split from its
+/// whole-number operator (`n`, `//`).
+fn augmented_operator(target: &str) -> Option<(&str, &str)> {
+    ["//", "+", "-", "*", "%"]
+        .iter()
+        .find_map(|op| Some((target.trim_end().strip_suffix(op)?, *op)))
 }
 
 /// The names of `a, b` or `(a, b)` as assignment targets, if each is a plain name.

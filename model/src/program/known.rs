@@ -1,9 +1,9 @@
 //! The value of an expression where the values it reads settle it: a literal, a name,
 //! whole-number arithmetic ([`super::arithmetic`]), a comparison
 //! ([`super::conditions`]), a conditional expression, `str()`, `list()`, an item or
-//! a slice of a list, tuple, string or dict, or lists or strings joined with `+`, of
-//! those. What Python
-//! gives there is certain, so the grammar can hold a prediction to it.
+//! a slice of a list, tuple, string or dict, a method of a plain string, or lists or
+//! strings joined with `+`, of those. What Python gives there is certain, so the
+//! grammar can hold a prediction to it.
 
 use super::{arithmetic, conditions};
 use crate::repr::{Kind, Repr};
@@ -28,7 +28,6 @@ pub fn repr_of(text: &str, scope: &Scope) -> Option<String> {
     if ["lambda", "yield", "await"].contains(&first_word) {
         return None;
     }
-    let python_bool = |b: bool| if b { "True" } else { "False" }.to_string();
     crate::entry::exact_literal_repr(text)
         .or_else(|| (scope.value_of)(super::layout::is_name(text).then_some(text)?))
         .or_else(|| Some(arithmetic::whole_number(text, scope)?.to_string()))
@@ -66,10 +65,7 @@ fn str_method(text: &str, scope: &Scope) -> Option<String> {
         let closes = super::lexer::closes_at_end(&text[base.len() + m.len() + 2..]);
         (closes && primary(base)).then_some((base, *m, args))
     })?;
-    let plain = |repr: &str| -> Option<String> {
-        let quoted = repr.starts_with(['\'', '"']) && !repr.contains('\\') && repr.is_ascii();
-        quoted.then(|| repr[1..repr.len() - 1].to_string())
-    };
+    let plain = |repr: &str| unescaped(repr).filter(|t| t.is_ascii()).map(str::to_string);
     let this = plain(&repr_of(base, scope)?)?;
     let args: Vec<String> = super::lexer::split_top(args)
         .iter()
@@ -82,9 +78,8 @@ fn str_method(text: &str, scope: &Scope) -> Option<String> {
             .iter()
             .map(|p| crate::entry::python_str_repr(p))
             .collect();
-        shown_whole(format!("[{}]", reprs.join(", ")))
+        shown_whole(list_repr(&reprs))
     };
-    let python_bool = |b: bool| Some(if b { "True" } else { "False" }.to_string());
     match (method, args.len()) {
         ("upper", 0) => string(&this.to_ascii_uppercase()),
         ("lower", 0) => string(&this.to_ascii_lowercase()),
@@ -109,8 +104,8 @@ fn str_method(text: &str, scope: &Scope) -> Option<String> {
                 _ => this.find(sub.as_str()).map(|at| at.to_string()),
             }
         }
-        ("startswith", 1) => python_bool(this.starts_with(arg(0)?.as_str())),
-        ("endswith", 1) => python_bool(this.ends_with(arg(0)?.as_str())),
+        ("startswith", 1) => Some(python_bool(this.starts_with(arg(0)?.as_str()))),
+        ("endswith", 1) => Some(python_bool(this.ends_with(arg(0)?.as_str()))),
         ("split", 0) => strings(this.split(' ').filter(|p| !p.is_empty()).collect()),
         ("split", 1) => {
             let sep = arg(0).filter(|sep| !sep.is_empty())?;
@@ -228,11 +223,9 @@ fn slice(base: &str, index: &str, colons: &[usize], scope: &Scope) -> Option<Str
     }
     type Rebuild = fn(Vec<String>) -> String;
     let (items, rebuild): (Vec<String>, Rebuild) = match Repr::parse(base).kind {
-        Kind::List(items) => (texts(items), |items| format!("[{}]", items.join(", "))),
+        Kind::List(items) => (texts(items), |items| list_repr(&items)),
         Kind::Tuple(items) => (texts(items), tuple_repr),
-        _ if base.starts_with(['\'', '"']) && !base.contains('\\') => {
-            (crate::entry::elements(base)?, str_repr)
-        }
+        _ if unescaped(base).is_some() => (crate::entry::elements(base)?, str_repr),
         _ => return None,
     };
     let picked = slice_indices(items.len(), &bounds)?;
@@ -286,8 +279,25 @@ fn tuple_repr(items: Vec<String>) -> String {
 
 /// A string's repr from its characters' reprs (none with an escape).
 fn str_repr(chars: Vec<String>) -> String {
-    let text: String = chars.iter().map(|c| &c[1..c.len() - 1]).collect();
+    let text: String = chars.iter().filter_map(|c| unescaped(c)).collect();
     crate::entry::python_str_repr(&text)
+}
+
+/// A list's repr from its items' reprs.
+pub fn list_repr(items: &[String]) -> String {
+    format!("[{}]", items.join(", "))
+}
+
+/// Python's repr of a `bool`.
+fn python_bool(b: bool) -> String {
+    if b { "True" } else { "False" }.to_string()
+}
+
+/// The text of a string's repr, where it has no escapes.
+pub fn unescaped(repr: &str) -> Option<&str> {
+    let quote = repr.chars().next().filter(|q| matches!(q, '\'' | '"'))?;
+    let inner = repr.strip_prefix(quote)?.strip_suffix(quote)?;
+    (!inner.contains('\\')).then_some(inner)
 }
 
 /// `list(X)` of a settled list, tuple, set, dict (its keys), string or range.
@@ -297,7 +307,7 @@ fn list_call(text: &str, scope: &Scope) -> Option<String> {
         return None;
     }
     let items = crate::entry::elements(&repr_of(inner, scope)?)?;
-    shown_whole(format!("[{}]", items.join(", ")))
+    shown_whole(list_repr(&items))
 }
 
 /// `A + B + ...` of settled lists, or of strings without escapes.
@@ -318,14 +328,10 @@ fn concatenation(text: &str, scope: &Scope) -> Option<String> {
             .iter()
             .flat_map(|r| crate::entry::elements(r).unwrap_or_default())
             .collect();
-        return shown_whole(format!("[{}]", items.join(", ")));
+        return shown_whole(list_repr(&items));
     }
-    let plain_str = |r: &String| r.starts_with(['\'', '"']) && !r.contains('\\');
-    if reprs.iter().all(plain_str) {
-        let text: String = reprs.iter().map(|r| &r[1..r.len() - 1]).collect();
-        return shown_whole(crate::entry::python_str_repr(&text));
-    }
-    None
+    let texts: Vec<&str> = reprs.iter().map(|r| unescaped(r)).collect::<Option<_>>()?;
+    shown_whole(crate::entry::python_str_repr(&texts.concat()))
 }
 
 /// The value of the key whose repr is `key`, `Some(None)` where the dict has none;

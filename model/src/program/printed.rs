@@ -264,9 +264,7 @@ fn str_of(repr: &str) -> Option<String> {
 
 /// The text of a string's repr, if it has no escapes.
 fn plain_str(repr: &str) -> Option<String> {
-    let quote = repr.chars().next().filter(|q| matches!(q, '\'' | '"'))?;
-    let inner = repr.strip_prefix(quote)?.strip_suffix(quote)?;
-    (!inner.contains('\\')).then(|| inner.to_string())
+    super::known::unescaped(repr).map(str::to_string)
 }
 
 /// How far a JSON string is written.
