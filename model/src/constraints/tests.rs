@@ -1500,7 +1500,11 @@ fn bindings_an_item_appended_or_set_in_a_list_or_dict() {
         options(after(2).as_ref()),
         named(&[("xs", &["[1, 'a', 'x']"])])
     );
-    assert!(after(3).is_none(), "'x' * 2 is no whole number");
+    assert_eq!(
+        options(after(3).as_ref()),
+        named(&[("xs", &["[1, 'xx']"])]),
+        "'x' * 2 repeats the string"
+    );
     assert_eq!(options(after(4).as_ref()), named(&[("d", &["{'x': 4}"])]));
     assert_eq!(
         options(after(5).as_ref()),
@@ -1630,7 +1634,8 @@ fn kept_an_assignment_of_the_call_binds_what_it_returned() {
 fn values_an_assignment_the_state_cannot_settle_still_gives_its_kind() {
     let source = "def f(ys):\n    xs = sorted(ys)\n    n = g(ys)\n    return xs\n";
     let p = ProgramModel::of(source);
-    let prev = state(&p, Event::Line, 2, "f", &[], &[("ys", "[2, 1]")]);
+    // Floats are not ordered by their reprs here.
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("ys", "[2.5, 1]")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
     let values = next.values("<|line|>3 0 f", false).expect("a kind");
     assert_eq!(values.targets[0].name, "xs");
@@ -1644,7 +1649,7 @@ fn values_an_assignment_the_state_cannot_settle_still_gives_its_kind() {
 
 #[test]
 fn values_a_call_binds_the_arguments_it_can_and_the_kinds_of_others() {
-    let source = "def add(a, b):\n    return a\n\nx = 5\ny = add(x, len(sorted(str(x))))\n";
+    let source = "def add(a, b):\n    return a\n\nx = 5\ny = add(x, len(sorted(str(x), key=h)))\n";
     let p = ProgramModel::of(source);
     let prev = module_line(&p, 5, &[("x", "5")]);
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);

@@ -586,7 +586,6 @@ impl NextState<'_> {
     /// `.keys()` or `.values()`. And whether the loop reads a list in place (which
     /// its block could reorder under it).
     fn loop_items(&self, iterable: &str) -> Option<(Vec<String>, Reads)> {
-        let prev = self.prev;
         let iterable = iterable.trim();
         let value = |text: &str| self.known_repr(text.trim());
         let number = |text: &str| value(text)?.parse::<i64>().ok();
@@ -632,7 +631,7 @@ impl NextState<'_> {
             (".values()", Some(1)),
         ] {
             if let Some(name) = iterable.strip_suffix(view) {
-                let pairs = crate::entry::dict_items(&shown_value(prev, name)?)?;
+                let pairs = crate::entry::dict_items(&value(name)?)?;
                 let items = pairs
                     .into_iter()
                     .map(|(key, value)| match part {
@@ -669,7 +668,17 @@ impl NextState<'_> {
             };
             return Some((items[from..to.max(from)].to_vec(), reads));
         }
-        let repr = value(iterable)?;
+        let Some(repr) = value(iterable) else {
+            // `reversed(xs)`, a generator: what it yields, read as the loop goes
+            // (as a list in place may be).
+            let items =
+                self.with_scope(|scope| crate::program::iteration::items(iterable, scope))?;
+            let reads = Reads {
+                live_list: true,
+                copied_list: false,
+            };
+            return Some((items, reads));
+        };
         let reads = Reads {
             live_list: repr.trim_start().starts_with('['),
             copied_list: false,

@@ -23,8 +23,9 @@ pub enum Arithmetic {
     Len(String),
     /// `abs(X)`.
     Abs(Box<Arithmetic>),
-    /// An item of a name's value (see [`super::known::item`]).
-    Item(String),
+    /// An operand that [`super::known::repr_of`] works out: an item (`xs[i]`), a call
+    /// of a builtin (`max(a, b)`), a method of a string (`w.find('e')`).
+    Operand(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +48,9 @@ impl Arithmetic {
         };
         let parsed = parser.sum()?;
         parser.space();
-        (parser.at == parser.text.len()).then_some(parsed)
+        // A lone operand is no arithmetic (and working it out here would come back).
+        let lone = matches!(parsed, Arithmetic::Operand(_));
+        (parser.at == parser.text.len() && !lone).then_some(parsed)
     }
 
     /// Its value as Python gives it, where the scope gives each name an integer repr
@@ -62,7 +65,7 @@ impl Arithmetic {
                 let repr = super::known::repr_of(arg, scope)?;
                 Some(crate::entry::elements(&repr)?.len() as i128)
             }
-            Arithmetic::Item(text) => integer(&super::known::item(text, scope)?),
+            Arithmetic::Operand(text) => integer(&super::known::repr_of(text, scope)?),
             Arithmetic::Abs(inner) if (scope.builtin)("abs") => inner.value(scope)?.checked_abs(),
             Arithmetic::Len(_) | Arithmetic::Abs(_) => None,
             Arithmetic::Apply(op, a, b) => {
@@ -164,36 +167,53 @@ impl Parser<'_> {
         }
         self.space();
         let start = self.at;
-        let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
-        while self.text.get(self.at).is_some_and(word) {
-            self.at += 1;
+        let rest = std::str::from_utf8(&self.text[start..]).ok()?;
+        match rest.as_bytes().first()? {
+            // A string literal or a display begins an operand too: `'ab'.find(c)`.
+            b'\'' | b'"' => {
+                let end = super::lexer::chars(rest)
+                    .find(|ch| ch.kind == super::lexer::Kind::Code)
+                    .map_or(rest.len(), |ch| ch.at);
+                self.at += end;
+            }
+            b'[' | b'{' => self.at += super::lexer::closing_bracket(&rest[1..])? + 2,
+            _ => {
+                let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+                while self.text.get(self.at).is_some_and(word) {
+                    self.at += 1;
+                }
+            }
         }
         let token = std::str::from_utf8(&self.text[start..self.at]).ok()?;
         self.space();
-        if self.text.get(self.at) == Some(&b'(') {
+        if ["len", "abs"].contains(&token) && self.text.get(self.at) == Some(&b'(') {
             return self.call(token);
         }
-        // An item of a name's value: `xs[i]`, `grid[r][c]`, `counts.get(k, 0)`.
-        let mut item = false;
+        // Calls, items and attributes after it: `xs[i]`, `max(a, b)`, `w.count('a')`.
+        let mut trailed = false;
         loop {
             let rest = std::str::from_utf8(&self.text[self.at..]).ok()?;
-            let opening = match () {
-                _ if rest.starts_with('[') => 1,
-                _ if rest.starts_with(".get(") => ".get(".len(),
+            let attribute = rest
+                .strip_prefix('.')
+                .filter(|name| name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
+            match rest.as_bytes().first() {
+                Some(b'(' | b'[') => self.at += super::lexer::closing_bracket(&rest[1..])? + 2,
+                _ if attribute.is_some() => {
+                    let name = attribute?;
+                    let len = name
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(name.len());
+                    self.at += 1 + len;
+                }
                 _ => break,
-            };
-            self.at += opening + super::lexer::closing_bracket(&rest[opening..])? + 1;
-            item = true;
+            }
+            trailed = true;
         }
-        if item {
-            let text = std::str::from_utf8(&self.text[start..self.at]).ok()?;
-            return Some(Arithmetic::Item(text.to_string()));
-        }
-        // An attribute or subscript of the word is not arithmetic.
-        if self.text.get(self.at).is_some_and(|c| b"[.".contains(c)) {
-            return None;
-        }
+        let text = std::str::from_utf8(&self.text[start..self.at]).ok()?;
         match token.as_bytes().first()? {
+            _ if trailed || text.starts_with(['\'', '"', '[', '{']) => {
+                Some(Arithmetic::Operand(text.trim_end().to_string()))
+            }
             b'0'..=b'9' => integer(token).map(Arithmetic::Number),
             _ if crate::program::layout::is_name(token) => {
                 Some(Arithmetic::Name(token.to_string()))
@@ -235,7 +255,7 @@ fn integer(text: &str) -> Option<i128> {
 }
 
 /// Python's `a // b`: rounds towards minus infinity.
-fn floor_div(a: i128, b: i128) -> Option<i128> {
+pub(super) fn floor_div(a: i128, b: i128) -> Option<i128> {
     let q = a.checked_div(b)?;
     let inexact = a % b != 0;
     Some(if inexact && (a < 0) != (b < 0) {
@@ -246,7 +266,7 @@ fn floor_div(a: i128, b: i128) -> Option<i128> {
 }
 
 /// Python's `a % b`: takes the sign of `b`.
-fn floor_mod(a: i128, b: i128) -> Option<i128> {
+pub(super) fn floor_mod(a: i128, b: i128) -> Option<i128> {
     let r = a.checked_rem(b)?;
     Some(if r != 0 && (r < 0) != (b < 0) {
         r + b

@@ -36,6 +36,9 @@ pub fn truth(expr: &str, scope: &Scope) -> Option<bool> {
     if let Some(inner) = expr.strip_prefix("not ") {
         return truth(inner, scope).map(|t| !t);
     }
+    if let Some((needle, haystack, negated)) = membership(expr) {
+        return contains(needle, haystack, scope).map(|found| found != negated);
+    }
     match comparison(expr) {
         Some((first, rest)) => {
             let mut left = operand(first, scope)?;
@@ -63,7 +66,8 @@ pub fn boolean(expr: &str, scope: &Scope) -> Option<bool> {
     let loose = [" or ", " and ", " if "]
         .iter()
         .any(|w| split_at_word(expr, w).len() > 1);
-    let compares = expr.starts_with("not ") || comparison(expr).is_some();
+    let compares =
+        expr.starts_with("not ") || comparison(expr).is_some() || membership(expr).is_some();
     if loose || !compares {
         return None;
     }
@@ -119,7 +123,6 @@ fn operand(text: &str, scope: &Scope) -> Option<Value> {
 
 /// `left OP right` where it runs no code and the reprs settle it.
 fn compare(op: Cmp, left: &Value, right: &Value) -> Option<bool> {
-    let is_str = |r: &str| r.starts_with(['\'', '"']);
     match (op, left, right) {
         (Cmp::Is | Cmp::IsNot, Value::Repr(a), Value::Repr(b)) if a == "None" || b == "None" => {
             Some((a == b) == (op == Cmp::Is))
@@ -133,24 +136,86 @@ fn compare(op: Cmp, left: &Value, right: &Value) -> Option<bool> {
             Cmp::Ge => a >= b,
             Cmp::Is | Cmp::IsNot => return None,
         }),
-        // Two strings are equal exactly when their reprs are; a string or `None`
-        // equals no value of another kind.
-        (Cmp::Eq | Cmp::Ne, a, b) => {
-            let kind = |v: &Value| match v {
-                Value::Int(_) => Some("int"),
-                Value::Repr(r) if is_str(r) => Some("str"),
-                Value::Repr(r) if r == "None" => Some("None"),
-                Value::Repr(_) => None,
-            };
-            let (ka, kb) = (kind(a)?, kind(b)?);
-            let equal = match (a, b) {
-                (Value::Repr(a), Value::Repr(b)) if ka == kb => a == b,
-                _ => ka == kb,
-            };
-            Some(equal == (op == Cmp::Eq))
+        // Strings without escapes, and tuples or lists of those and whole numbers,
+        // compare as their reprs order them.
+        (_, Value::Repr(a), Value::Repr(b)) if !matches!(op, Cmp::Is | Cmp::IsNot) => {
+            let ordering = super::builtins::order(a, b);
+            match (op, ordering) {
+                (_, Some(o)) => Some(match op {
+                    Cmp::Eq => o.is_eq(),
+                    Cmp::Ne => o.is_ne(),
+                    Cmp::Lt => o.is_lt(),
+                    Cmp::Le => o.is_le(),
+                    Cmp::Gt => o.is_gt(),
+                    _ => o.is_ge(),
+                }),
+                (Cmp::Eq | Cmp::Ne, None) => equal_kinds(op, left, right),
+                _ => None,
+            }
         }
+        (Cmp::Eq | Cmp::Ne, a, b) => equal_kinds(op, a, b),
         _ => None,
     }
+}
+
+/// `a == b` (or `!=`) where the kinds settle it: two strings are equal exactly when
+/// their reprs are; a string or `None` equals no value of another kind.
+fn equal_kinds(op: Cmp, a: &Value, b: &Value) -> Option<bool> {
+    let kind = |v: &Value| match v {
+        Value::Int(_) => Some("int"),
+        Value::Repr(r) if r.starts_with(['\'', '"']) => Some("str"),
+        Value::Repr(r) if r == "None" => Some("None"),
+        Value::Repr(_) => None,
+    };
+    let (ka, kb) = (kind(a)?, kind(b)?);
+    let equal = match (a, b) {
+        (Value::Repr(a), Value::Repr(b)) if ka == kb => a == b,
+        _ => ka == kb,
+    };
+    Some(equal == (op == Cmp::Eq))
+}
+
+/// `A in B` or `A not in B` (true for the latter) where that is the whole comparison.
+fn membership(expr: &str) -> Option<(&str, &str, bool)> {
+    let (parts, negated) = match split_at_word(expr, " not in ") {
+        parts if parts.len() == 2 => (parts, true),
+        _ => (split_at_word(expr, " in "), false),
+    };
+    let [needle, haystack] = parts[..] else {
+        return None;
+    };
+    let compares = |part: &str| {
+        let top = top_level_code(part);
+        ["==", "!=", "<", ">", " is "]
+            .iter()
+            .any(|op| part.match_indices(op).any(|(at, _)| top[at]))
+    };
+    (!compares(needle) && !compares(haystack)).then_some((needle, haystack, negated))
+}
+
+/// Whether `haystack` holds `needle`: a substring of a string, or an item of a list,
+/// tuple, set or dict (its keys) where every item is a whole number or a string (of
+/// other kinds, `1 == 1.0 == True`).
+fn contains(needle: &str, haystack: &str, scope: &Scope) -> Option<bool> {
+    let needle = super::known::repr_of(needle, scope)?;
+    let haystack = super::known::repr_of(haystack, scope)?;
+    if let Some(text) = super::known::unescaped(&haystack) {
+        return Some(text.contains(super::known::unescaped(&needle)?));
+    }
+    if !haystack.starts_with(['[', '(', '{']) {
+        return None;
+    }
+    let items = crate::entry::elements(&haystack)?;
+    let kind = |repr: &str| match repr {
+        r if r.starts_with(['\'', '"']) => Some("str"),
+        r if r.parse::<i128>().is_ok() => Some("int"),
+        _ => None,
+    };
+    kind(&needle)?;
+    for item in &items {
+        kind(item)?;
+    }
+    Some(items.contains(&needle))
 }
 
 /// `expr` split at its top-level comparison operators: the first operand, then each
@@ -313,14 +378,27 @@ mod tests {
     }
 
     #[test]
+    fn membership_and_the_order_of_strings_and_sequences() {
+        assert_eq!(holds("n in xs"), Some(false));
+        assert_eq!(holds("2 in xs and 'on' in s"), Some(true));
+        assert_eq!(holds("'x' not in s"), Some(true));
+        assert_eq!(holds("s in ('done', 'x')"), Some(true));
+        assert_eq!(holds("s < 'e'"), Some(true));
+        assert_eq!(holds("xs == [1, 2]"), Some(true));
+        assert_eq!(holds("(lo, s) < (lo, 'a')"), Some(false));
+        assert_eq!(holds("not n in xs"), Some(true));
+    }
+
+    #[test]
     fn not_what_could_run_code_or_what_reprs_do_not_settle() {
         for expr in [
             "g(n) > 1",
             "f == 1",
             "t == 1",
-            "xs == [1, 2]",
-            "n in xs",
-            "s < 'e'",
+            "xs == (1, 2)",
+            "f in xs",
+            "f < 2",
+            "n in [1.0]",
             "unknown > 1",
             "n is 7",
             "s == 'a, b' and",

@@ -38,6 +38,42 @@ pub fn repr_of(text: &str, scope: &Scope) -> Option<String> {
         .or_else(|| item(text, scope))
         .or_else(|| str_method(text, scope))
         .or_else(|| concatenation(text, scope))
+        .or_else(|| super::iteration::display(text, scope))
+        .or_else(|| super::builtins::call(text, scope))
+        .or_else(|| repetition(text, scope))
+}
+
+/// `A * K` or `K * A` of a settled list, tuple or string without escapes and a whole
+/// number, each one operand (`'a' + 'b' * 2` repeats `'b'` alone).
+fn repetition(text: &str, scope: &Scope) -> Option<String> {
+    let [a, b] = conditions::split_at_word(text, " * ")[..] else {
+        return None;
+    };
+    if !primary(a) || !primary(b) {
+        return None;
+    }
+    let (a, b) = (repr_of(a, scope)?, repr_of(b, scope)?);
+    let (sequence, times) = match (a.parse::<i128>(), b.parse::<i128>()) {
+        (Err(_), Ok(times)) => (a, times),
+        (Ok(times), Err(_)) => (b, times),
+        _ => return None,
+    };
+    // Past the tracer's limit anyway; and the count must fit before repeating.
+    let times = usize::try_from(times.clamp(0, 1000)).ok()?;
+    let repeated = |items: Vec<String>| {
+        let count = items.len();
+        items
+            .into_iter()
+            .cycle()
+            .take(count * times)
+            .collect::<Vec<_>>()
+    };
+    let repr = match Repr::parse(&sequence).kind {
+        Kind::List(items) => list_repr(&repeated(texts(items))),
+        Kind::Tuple(items) => tuple_repr(repeated(texts(items))),
+        _ => crate::entry::python_str_repr(&unescaped(&sequence)?.repeat(times)),
+    };
+    shown_whole(repr)
 }
 
 /// A method of a shown ASCII string without escapes (whose repr is its text in
@@ -67,10 +103,16 @@ fn str_method(text: &str, scope: &Scope) -> Option<String> {
     })?;
     let plain = |repr: &str| unescaped(repr).filter(|t| t.is_ascii()).map(str::to_string);
     let this = plain(&repr_of(base, scope)?)?;
-    let args: Vec<String> = super::lexer::split_top(args)
-        .iter()
-        .map(|a| repr_of(a, scope))
-        .collect::<Option<_>>()?;
+    let arg_texts = super::lexer::split_top(args);
+    // `join` takes any iterable (a generator too); the other methods' arguments are
+    // values.
+    let args: Vec<String> = match method {
+        "join" => arg_texts.clone(),
+        _ => arg_texts
+            .iter()
+            .map(|a| repr_of(a, scope))
+            .collect::<Option<_>>()?,
+    };
     let arg = |k: usize| args.get(k).and_then(|a| plain(a));
     let string = |s: &str| shown_whole(crate::entry::python_str_repr(s));
     let strings = |parts: Vec<&str>| {
@@ -116,12 +158,9 @@ fn str_method(text: &str, scope: &Scope) -> Option<String> {
             string(&this.replace(old.as_str(), &new))
         }
         ("join", 1) => {
-            let (Kind::List(items) | Kind::Tuple(items)) = Repr::parse(&args[0]).kind else {
-                return None;
-            };
-            let parts: Vec<String> = items
+            let parts: Vec<String> = super::iteration::items(&args[0], scope)?
                 .iter()
-                .map(|i| plain(&i.text))
+                .map(|item| plain(item))
                 .collect::<Option<_>>()?;
             string(&parts.join(&this))
         }
@@ -270,7 +309,7 @@ fn texts(items: Vec<Repr>) -> Vec<String> {
 }
 
 /// A tuple's repr from its items' (`(1,)` for one).
-fn tuple_repr(items: Vec<String>) -> String {
+pub fn tuple_repr(items: Vec<String>) -> String {
     match items.len() {
         1 => format!("({},)", items[0]),
         _ => format!("({})", items.join(", ")),
@@ -289,7 +328,7 @@ pub fn list_repr(items: &[String]) -> String {
 }
 
 /// Python's repr of a `bool`.
-fn python_bool(b: bool) -> String {
+pub fn python_bool(b: bool) -> String {
     if b { "True" } else { "False" }.to_string()
 }
 
@@ -306,8 +345,7 @@ fn list_call(text: &str, scope: &Scope) -> Option<String> {
     if !(scope.builtin)("list") || !super::lexer::closes_at_end(&text[5..]) {
         return None;
     }
-    let items = crate::entry::elements(&repr_of(inner, scope)?)?;
-    shown_whole(list_repr(&items))
+    shown_whole(list_repr(&super::iteration::items(inner, scope)?))
 }
 
 /// `A + B + ...` of settled lists, or of strings without escapes.
@@ -503,6 +541,7 @@ mod tests {
         assert_eq!(known("str(n + 1)").as_deref(), Some("'8'"));
         assert_eq!(known("str(s)").as_deref(), Some("'it'"));
         assert_eq!(known("str(n) + str(n)").as_deref(), Some("'77'"));
-        assert_eq!(known("str(xs)"), None);
+        assert_eq!(known("str(xs)").as_deref(), Some("\"[3, 'a', (1, 2)]\""));
+        assert_eq!(known("str(q)"), None);
     }
 }

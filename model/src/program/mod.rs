@@ -16,9 +16,11 @@
 //! - [`syntax`]: syntax errors and the lines no run stands on (tree-sitter).
 
 pub mod arithmetic;
+pub mod builtins;
 pub mod conditions;
 pub mod effects;
 pub mod flow;
+pub mod iteration;
 pub mod kinds;
 pub mod known;
 pub mod layout;

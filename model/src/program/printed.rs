@@ -374,9 +374,9 @@ mod tests {
     #[test]
     fn sep_end_and_f_strings_are_followed_and_expressions_are_left_open() {
         assert!(printed("print('a:', i, sep='=', end=' ')").admits("a:=5 "));
-        let p = printed("print(f'{word} -> {word * 2}')");
-        assert!(p.admits("kiwi -> kiwikiwi\n"));
-        assert!(p.admits("kiwi -> anything\n"));
+        let p = printed("print(f'{word} -> {word * 2} {i / 2}')");
+        assert!(p.admits("kiwi -> kiwikiwi anything\n"));
+        assert!(!p.admits("kiwi -> kiwi anything\n"));
         assert!(!p.admits_prefix("apple"));
         let p = printed("print(word + 's', 'x')");
         assert!(p.admits("kiwis x\n"));
