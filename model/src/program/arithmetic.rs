@@ -13,9 +13,10 @@ pub fn whole_number(expr: &str, scope: &Scope) -> Option<i128> {
 }
 
 /// A parsed whole-number expression.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Arithmetic {
     Number(i128),
+    Float(f64),
     Name(String),
     Negative(Box<Arithmetic>),
     Apply(Op, Box<Arithmetic>, Box<Arithmetic>),
@@ -36,6 +37,8 @@ pub enum Op {
     FloorDivide,
     Modulo,
     Power,
+    /// `/`, Python's true division (always a float).
+    Divide,
 }
 
 impl Arithmetic {
@@ -54,33 +57,118 @@ impl Arithmetic {
     }
 
     /// Its value as Python gives it, where the scope gives each name an integer repr
-    /// (and `len` and `abs` are the builtins); `None` on a division by zero, a
-    /// negative power (a float) or past 128 bits.
+    /// (and `len` and `abs` are the builtins); `None` for a float, on a division by
+    /// zero, or past 128 bits.
     pub fn value(&self, scope: &Scope) -> Option<i128> {
+        match self.number(scope)? {
+            Number::Int(n) => Some(n),
+            Number::Float(_) => None,
+        }
+    }
+
+    /// Its value, a whole number or a float, as Python gives it; `None` where Python
+    /// would raise or the reprs do not settle it (a float's `//`, `%` or `**`, whose
+    /// corner cases are Python's own, are not worked out).
+    pub fn number(&self, scope: &Scope) -> Option<Number> {
         match self {
-            Arithmetic::Number(n) => Some(*n),
-            Arithmetic::Name(name) => integer(&(scope.value_of)(name)?),
-            Arithmetic::Negative(inner) => inner.value(scope)?.checked_neg(),
+            Arithmetic::Number(n) => Some(Number::Int(*n)),
+            Arithmetic::Float(x) => Some(Number::Float(*x)),
+            Arithmetic::Name(name) => Number::of_repr(&(scope.value_of)(name)?),
+            Arithmetic::Negative(inner) => match inner.number(scope)? {
+                Number::Int(n) => n.checked_neg().map(Number::Int),
+                Number::Float(x) => Some(Number::Float(-x)),
+            },
             Arithmetic::Len(arg) if (scope.builtin)("len") => {
                 let repr = super::known::repr_of(arg, scope)?;
-                Some(crate::entry::elements(&repr)?.len() as i128)
+                Some(Number::Int(crate::entry::elements(&repr)?.len() as i128))
             }
-            Arithmetic::Operand(text) => integer(&super::known::repr_of(text, scope)?),
-            Arithmetic::Abs(inner) if (scope.builtin)("abs") => inner.value(scope)?.checked_abs(),
+            Arithmetic::Operand(text) => Number::of_repr(&super::known::repr_of(text, scope)?),
+            Arithmetic::Abs(inner) if (scope.builtin)("abs") => match inner.number(scope)? {
+                Number::Int(n) => n.checked_abs().map(Number::Int),
+                Number::Float(x) => Some(Number::Float(x.abs())),
+            },
             Arithmetic::Len(_) | Arithmetic::Abs(_) => None,
-            Arithmetic::Apply(op, a, b) => {
-                let (a, b) = (a.value(scope)?, b.value(scope)?);
-                match op {
+            Arithmetic::Apply(op, a, b) => match (a.number(scope)?, b.number(scope)?) {
+                (Number::Int(a), Number::Int(b)) => match op {
                     Op::Add => a.checked_add(b),
                     Op::Subtract => a.checked_sub(b),
                     Op::Multiply => a.checked_mul(b),
                     Op::FloorDivide => floor_div(a, b),
                     Op::Modulo => floor_mod(a, b),
                     Op::Power => a.checked_pow(u32::try_from(b).ok()?),
+                    Op::Divide => {
+                        let (a, b) = (Number::Int(a).float()?, Number::Int(b).float()?);
+                        return (b != 0.0).then(|| Number::Float(a / b)).filter(Number::finite);
+                    }
                 }
-            }
+                .map(Number::Int),
+                (a, b) => {
+                    let (a, b) = (a.float()?, b.float()?);
+                    let x = match op {
+                        Op::Add => a + b,
+                        Op::Subtract => a - b,
+                        Op::Multiply => a * b,
+                        Op::Divide if b != 0.0 => a / b,
+                        _ => return None,
+                    };
+                    Some(Number::Float(x)).filter(Number::finite)
+                }
+            },
         }
     }
+}
+
+/// A value of Python's `int` or `float`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    Int(i128),
+    Float(f64),
+}
+
+impl Number {
+    /// The number a repr shows: a decimal integer, or a float as Python writes one.
+    pub fn of_repr(repr: &str) -> Option<Number> {
+        if let Some(n) = integer(repr) {
+            return Some(Number::Int(n));
+        }
+        let float_like = repr.contains(['.', 'e'])
+            && repr
+                .bytes()
+                .all(|c| c.is_ascii_digit() || b".e+-".contains(&c));
+        float_like
+            .then(|| repr.parse().ok().map(Number::Float))?
+            .filter(Number::finite)
+    }
+
+    /// As a float, where that is exact for a whole number (within 2^53) as Python's
+    /// mixed arithmetic needs.
+    pub fn float(self) -> Option<f64> {
+        match self {
+            Number::Float(x) => Some(x),
+            Number::Int(n) if n.unsigned_abs() <= 1 << 53 => Some(n as f64),
+            Number::Int(_) => None,
+        }
+    }
+
+    fn finite(&self) -> bool {
+        !matches!(self, Number::Float(x) if !x.is_finite())
+    }
+
+    /// Python's repr; `None` for a float Python writes with an exponent.
+    pub fn repr(self) -> Option<String> {
+        match self {
+            Number::Int(n) => Some(n.to_string()),
+            Number::Float(x) => float_repr(x),
+        }
+    }
+}
+
+/// Python's repr of a float, where it has no exponent (1e-4 <= |x| < 1e16, or zero):
+/// there the shortest round-trip digits, which Rust's `Debug` writes too, read the
+/// same.
+pub fn float_repr(x: f64) -> Option<String> {
+    let plain = x == 0.0 || (1e-4..1e16).contains(&x.abs());
+    (x.is_finite() && plain).then(|| format!("{x:?}"))
 }
 
 struct Parser<'a> {
@@ -127,6 +215,7 @@ impl Parser<'_> {
             ("*", Op::Multiply),
             ("//", Op::FloorDivide),
             ("%", Op::Modulo),
+            ("/", Op::Divide),
         ];
         let mut left = self.unary()?;
         while let Some(op) = self.operator(&ops) {
@@ -214,7 +303,7 @@ impl Parser<'_> {
             _ if trailed || text.starts_with(['\'', '"', '[', '{']) => {
                 Some(Arithmetic::Operand(text.trim_end().to_string()))
             }
-            b'0'..=b'9' => integer(token).map(Arithmetic::Number),
+            b'0'..=b'9' => self.number_literal(start, token),
             _ if crate::program::layout::is_name(token) => {
                 Some(Arithmetic::Name(token.to_string()))
             }
@@ -224,6 +313,33 @@ impl Parser<'_> {
 }
 
 impl Parser<'_> {
+    /// A decimal integer literal, or a float literal (`2.5`, `1e3`, `.5` is not one
+    /// here) whose fraction and exponent follow `token`.
+    fn number_literal(&mut self, start: usize, token: &str) -> Option<Arithmetic> {
+        let rest = std::str::from_utf8(&self.text[self.at..]).ok()?;
+        let exponent = token.contains(['e', 'E']);
+        if rest.starts_with('.') || exponent {
+            let digits = |c: char| c.is_ascii_digit() || "eE_".contains(c);
+            let mut end = self.at;
+            if rest.starts_with('.') {
+                end += 1 + rest[1..].find(|c: char| !digits(c)).unwrap_or(rest.len() - 1);
+            }
+            // An exponent's sign: `1e-5`.
+            let mut literal = std::str::from_utf8(&self.text[start..end]).ok()?.to_string();
+            let after = std::str::from_utf8(&self.text[end..]).ok()?;
+            if literal.ends_with(['e', 'E']) && after.starts_with(['+', '-']) {
+                let more = after[1..].find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len() - 1);
+                literal.push_str(&after[..1 + more]);
+                end += 1 + more;
+            }
+            self.at = end;
+            self.space();
+            let x: f64 = literal.replace('_', "").parse().ok()?;
+            return Some(Arithmetic::Float(x)).filter(|_| x.is_finite());
+        }
+        integer(token).map(Arithmetic::Number)
+    }
+
     /// `len(...)` or `abs(...)`, the opening bracket next; no other call.
     fn call(&mut self, function: &str) -> Option<Arithmetic> {
         self.at += 1;

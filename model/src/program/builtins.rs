@@ -6,6 +6,7 @@
 //! order: whole numbers, strings without escapes, and tuples or lists of those.
 
 use super::known::{self, Scope};
+use super::arithmetic::{self, Number};
 use super::{conditions, iteration, lexer};
 use crate::repr::{Kind, Repr};
 use std::cmp::Ordering;
@@ -126,11 +127,33 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
             Some(crate::entry::python_str_repr(&(code as char).to_string()))
         }
         ("int", [number]) if keywords.is_empty() => integer_of(&value(number)?),
-        ("round", [number]) if keywords.is_empty() => whole(number).map(|n| n.to_string()),
+        ("float", [number]) if keywords.is_empty() => {
+            let repr = value(number)?;
+            let x = match Number::of_repr(&repr) {
+                Some(number) => number.float()?,
+                // Python reads a string's text as a float literal (no `inf` here).
+                None => {
+                    let text = known::unescaped(&repr)?.trim_matches(' ');
+                    let literal = text.bytes().all(|c| c.is_ascii_digit() || b".e+-".contains(&c));
+                    literal.then(|| text.parse::<f64>().ok())??
+                }
+            };
+            arithmetic::float_repr(x)
+        }
+        ("round", [number]) if keywords.is_empty() => match Number::of_repr(&value(number)?)? {
+            Number::Int(n) => Some(n.to_string()),
+            // Ties go to the even neighbour, as Python's do.
+            Number::Float(x) => Some((x.round_ties_even() as i128).to_string()),
+        },
         ("round", [number, digits]) if keywords.is_empty() => {
-            // A whole number rounded to whole digits or more stays itself.
-            let number = whole(number)?;
-            (whole(digits)? >= 0).then(|| number.to_string())
+            let digits = usize::try_from(whole(digits)?).ok().filter(|d| *d <= 15)?;
+            match Number::of_repr(&value(number)?)? {
+                // A whole number rounded to whole digits or more stays itself.
+                Number::Int(n) => Some(n.to_string()),
+                // Rust's fixed-point formatting rounds the float's exact value half to
+                // even, as Python's `round` does; read back, it is Python's result.
+                Number::Float(x) => arithmetic::float_repr(format!("{x:.digits$}").parse().ok()?),
+            }
         }
         ("bool", [x]) if keywords.is_empty() => {
             conditions::truth_of_repr(&value(x)?).map(known::python_bool)
@@ -224,12 +247,14 @@ fn keys_of(items: &[String], key: Option<&str>, scope: &Scope) -> Option<Vec<Str
     }
 }
 
-/// How two values compare in Python, where their reprs settle it: whole numbers,
-/// strings without escapes, and tuples or lists of those (item by item). `None` for
+/// How two values compare in Python, where their reprs settle it: numbers (a whole
+/// number beside a float within 2^53), strings without escapes, and tuples or lists of those (item by item). `None` for
 /// anything else (Python may raise, or run a `__lt__`).
 pub fn order(a: &str, b: &str) -> Option<Ordering> {
-    if let (Ok(a), Ok(b)) = (a.parse::<i128>(), b.parse::<i128>()) {
-        return Some(a.cmp(&b));
+    match (Number::of_repr(a), Number::of_repr(b)) {
+        (Some(Number::Int(a)), Some(Number::Int(b))) => return Some(a.cmp(&b)),
+        (Some(a), Some(b)) => return a.float()?.partial_cmp(&b.float()?),
+        _ => {}
     }
     if let (Some(a), Some(b)) = (known::unescaped(a), known::unescaped(b)) {
         return Some(a.cmp(b));
@@ -248,7 +273,7 @@ pub fn order(a: &str, b: &str) -> Option<Ordering> {
     Some(a.len().cmp(&b.len()))
 }
 
-/// `int(X)` of a whole number, a bool or a string of decimal digits (Python's own
+/// `int(X)` of a number, a bool or a string of decimal digits (Python's own
 /// reading: sign, underscores between digits, spaces around).
 fn integer_of(repr: &str) -> Option<String> {
     match repr {
@@ -256,8 +281,11 @@ fn integer_of(repr: &str) -> Option<String> {
         "False" => return Some("0".into()),
         _ => {}
     }
-    if let Ok(n) = repr.parse::<i128>() {
-        return Some(n.to_string());
+    match Number::of_repr(repr) {
+        Some(Number::Int(n)) => return Some(n.to_string()),
+        // Towards zero.
+        Some(Number::Float(x)) => return Some((x.trunc() as i128).to_string()),
+        None => {}
     }
     let text = known::unescaped(repr)?.trim_matches(' ');
     let digits = text.strip_prefix(['-', '+']).unwrap_or(text);

@@ -30,7 +30,7 @@ pub fn repr_of(text: &str, scope: &Scope) -> Option<String> {
     }
     crate::entry::exact_literal_repr(text)
         .or_else(|| (scope.value_of)(super::layout::is_name(text).then_some(text)?))
-        .or_else(|| Some(arithmetic::whole_number(text, scope)?.to_string()))
+        .or_else(|| arithmetic::Arithmetic::of(text)?.number(scope)?.repr())
         .or_else(|| conditions::boolean(text, scope).map(python_bool))
         .or_else(|| conditional(text, scope))
         .or_else(|| str_call(text, scope))
@@ -533,6 +533,26 @@ mod tests {
             "xs.count(3)",
         ] {
             assert_eq!(text(unsettled), None, "{unsettled}");
+        }
+    }
+
+    #[test]
+    fn floats_where_python_writes_them_plainly() {
+        assert_eq!(known("(5.25 * 2.0) * 1.5").as_deref(), Some("15.75"));
+        assert_eq!(known("n / 2").as_deref(), Some("3.5"));
+        assert_eq!(known("1 / 3").as_deref(), Some("0.3333333333333333"));
+        assert_eq!(known("0.1 + 0.2").as_deref(), Some("0.30000000000000004"));
+        assert_eq!(known("-n * 1e-2").as_deref(), Some("-0.07"));
+        assert_eq!(known("round(2.675, 2)").as_deref(), Some("2.67"));
+        assert_eq!(known("round(n / 2)").as_deref(), Some("4"));
+        assert_eq!(known("round(2.5) + round(3.5)").as_deref(), Some("6"));
+        assert_eq!(known("float(n)").as_deref(), Some("7.0"));
+        assert_eq!(known("float(' 1.5')").as_deref(), Some("1.5"));
+        assert_eq!(known("int(-2.7)").as_deref(), Some("-2"));
+        assert_eq!(known("str(n / 2)").as_deref(), Some("'3.5'"));
+        assert_eq!(known("max(2.5, n)").as_deref(), Some("7"));
+        for unsettled in ["1e20 * 10", "2.0 // 1", "n / 0", "1.5 % 1", "2.0 ** 2", "float('inf')"] {
+            assert_eq!(known(unsettled), None, "{unsettled}");
         }
     }
 

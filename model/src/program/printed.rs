@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn sep_end_and_f_strings_are_followed_and_expressions_are_left_open() {
         assert!(printed("print('a:', i, sep='=', end=' ')").admits("a:=5 "));
-        let p = printed("print(f'{word} -> {word * 2} {i / 2}')");
+        let p = printed("print(f'{word} -> {word * 2} {i ** -1}')");
         assert!(p.admits("kiwi -> kiwikiwi anything\n"));
         assert!(!p.admits("kiwi -> kiwi anything\n"));
         assert!(!p.admits_prefix("apple"));
