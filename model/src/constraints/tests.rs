@@ -2177,7 +2177,7 @@ fn nothing_is_printed_between_a_call_and_its_first_line() {
 
 #[test]
 fn a_print_of_expressions_writes_stdout_unless_its_step_ends_in_a_handler() {
-    let source = "def f(xs):\n    try:\n        print(min(xs) // 0)\n    except ZeroDivisionError:\n        pass\n    print(len(xs), end='')\n    return xs\n";
+    let source = "def f(xs):\n    try:\n        print(min(xs) // 0)\n    except ZeroDivisionError:\n        pass\n    print(*xs, end='')\n    return xs\n";
     let p = ProgramModel::of(source);
     let at = |line| state(&p, Event::Line, line, "f", &[], &[("xs", "[1]")]);
     let (print, bare) = (at(3), at(6));
@@ -2187,7 +2187,7 @@ fn a_print_of_expressions_writes_stdout_unless_its_step_ends_in_a_handler() {
         step(&print).body_spec("<|line|>6 0 f", false).stdout,
         Some(true)
     );
-    // `end=''` may print nothing.
+    // `end=''` may print nothing (`xs` may be empty).
     assert_eq!(step(&bare).body_spec("<|line|>7 0 f", false).stdout, None);
 }
 

@@ -489,10 +489,18 @@ impl NextState<'_> {
             1 => vec![value(values)],
             n => {
                 let parts = crate::program::lexer::split_top(unparenthesized(values));
-                if parts.len() != n {
-                    return None;
+                match parts.len() {
+                    // One value unpacked: `q, r = divmod(n, 2)`.
+                    1 => {
+                        let items = tuple_parts(&value(&parts[0])?)?;
+                        if items.len() != n {
+                            return None;
+                        }
+                        items.into_iter().map(Some).collect()
+                    }
+                    len if len == n => parts.iter().map(|p| value(p)).collect(),
+                    _ => return None,
                 }
-                parts.iter().map(|p| value(p)).collect()
             }
         };
         let all_known = values.iter().all(Option::is_some);
@@ -1032,7 +1040,11 @@ impl NextState<'_> {
                     return None;
                 }
                 let code = self.program.code(prev.line);
-                crate::program::printed::Printed::of_statement(code, |name| shown_value(prev, name))
+                crate::program::printed::Printed::of_statement(
+                    code,
+                    |name| shown_value(prev, name),
+                    |name| self.program.builtin_in(name, prev),
+                )
             })
             .as_ref()
     }
@@ -1191,7 +1203,17 @@ fn call_arguments(text: &str, function: &str) -> Option<Vec<String>> {
 /// comparison, nor a chain (`a = b = c`).
 pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
     let (targets, values) = code.trim().split_once('=')?;
-    if values.starts_with('=') || values.contains('=') && !values.contains("==") {
+    // A second `=` outside brackets chains the assignment (`key=` inside a call's
+    // brackets is an argument; `==`, `<=` compare).
+    use crate::program::lexer::{chars, Kind};
+    let bytes = values.as_bytes();
+    let top_equals = chars(values).filter(|ch| ch.kind == Kind::Code && ch.depth == 0 && ch.c == '=');
+    let assigns_again = top_equals.map(|ch| ch.at).any(|at| {
+        let before = at.checked_sub(1).map(|b| bytes[b]);
+        let compares = before.is_some_and(|b| b"=!<>".contains(&b)) || bytes.get(at + 1) == Some(&b'=');
+        !compares
+    });
+    if values.starts_with('=') || assigns_again {
         return None;
     }
     if let Some((name, _annotation)) = targets.split_once(':') {
