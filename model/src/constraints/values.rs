@@ -1207,10 +1207,12 @@ pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
     // brackets is an argument; `==`, `<=` compare).
     use crate::program::lexer::{chars, Kind};
     let bytes = values.as_bytes();
-    let top_equals = chars(values).filter(|ch| ch.kind == Kind::Code && ch.depth == 0 && ch.c == '=');
+    let top_equals =
+        chars(values).filter(|ch| ch.kind == Kind::Code && ch.depth == 0 && ch.c == '=');
     let assigns_again = top_equals.map(|ch| ch.at).any(|at| {
         let before = at.checked_sub(1).map(|b| bytes[b]);
-        let compares = before.is_some_and(|b| b"=!<>".contains(&b)) || bytes.get(at + 1) == Some(&b'=');
+        let compares =
+            before.is_some_and(|b| b"=!<>".contains(&b)) || bytes.get(at + 1) == Some(&b'=');
         !compares
     });
     if values.starts_with('=') || assigns_again {

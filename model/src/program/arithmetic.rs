@@ -98,7 +98,9 @@ impl Arithmetic {
                     Op::Power => a.checked_pow(u32::try_from(b).ok()?),
                     Op::Divide => {
                         let (a, b) = (Number::Int(a).float()?, Number::Int(b).float()?);
-                        return (b != 0.0).then(|| Number::Float(a / b)).filter(Number::finite);
+                        return (b != 0.0)
+                            .then(|| Number::Float(a / b))
+                            .filter(Number::finite);
                     }
                 }
                 .map(Number::Int),
@@ -322,13 +324,19 @@ impl Parser<'_> {
             let digits = |c: char| c.is_ascii_digit() || "eE_".contains(c);
             let mut end = self.at;
             if rest.starts_with('.') {
-                end += 1 + rest[1..].find(|c: char| !digits(c)).unwrap_or(rest.len() - 1);
+                end += 1 + rest[1..]
+                    .find(|c: char| !digits(c))
+                    .unwrap_or(rest.len() - 1);
             }
             // An exponent's sign: `1e-5`.
-            let mut literal = std::str::from_utf8(&self.text[start..end]).ok()?.to_string();
+            let mut literal = std::str::from_utf8(&self.text[start..end])
+                .ok()?
+                .to_string();
             let after = std::str::from_utf8(&self.text[end..]).ok()?;
             if literal.ends_with(['e', 'E']) && after.starts_with(['+', '-']) {
-                let more = after[1..].find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len() - 1);
+                let more = after[1..]
+                    .find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(after.len() - 1);
                 literal.push_str(&after[..1 + more]);
                 end += 1 + more;
             }

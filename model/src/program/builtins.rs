@@ -5,8 +5,8 @@
 //! of a container (its repr). Values are compared only where their reprs settle the
 //! order: whole numbers, strings without escapes, and tuples or lists of those.
 
-use super::known::{self, Scope};
 use super::arithmetic::{self, Number};
+use super::known::{self, Scope};
 use super::{conditions, iteration, lexer};
 use crate::repr::{Kind, Repr};
 use std::cmp::Ordering;
@@ -134,7 +134,9 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
                 // Python reads a string's text as a float literal (no `inf` here).
                 None => {
                     let text = known::unescaped(&repr)?.trim_matches(' ');
-                    let literal = text.bytes().all(|c| c.is_ascii_digit() || b".e+-".contains(&c));
+                    let literal = text
+                        .bytes()
+                        .all(|c| c.is_ascii_digit() || b".e+-".contains(&c));
                     literal.then(|| text.parse::<f64>().ok())??
                 }
             };
@@ -176,6 +178,23 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
             };
             known::shown_whole(dict_repr(pairs)?)
         }
+        ("isinstance", [x, types]) if keywords.is_empty() => {
+            let kinds = kinds_of(&value(x)?)?;
+            let types = types.trim();
+            let names = match types.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+                Some(inner) => lexer::split_top(inner),
+                None => vec![types.to_string()],
+            };
+            let mut found = false;
+            for name in &names {
+                let known_type = TYPES.contains(&name.as_str()) && (scope.builtin)(name);
+                if !known_type {
+                    return None;
+                }
+                found |= kinds.contains(&name.as_str());
+            }
+            Some(known::python_bool(found))
+        }
         ("str", [x]) if keywords.is_empty() => {
             // A builtin container's str is its repr.
             let repr = value(x)?;
@@ -186,6 +205,55 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
             container.then(|| known::shown_whole(crate::entry::python_str_repr(&repr)))?
         }
         _ => None,
+    }
+}
+
+/// The builtin types `isinstance` is worked out for.
+const TYPES: [&str; 8] = [
+    "int", "float", "str", "bool", "list", "tuple", "dict", "set",
+];
+
+/// The builtin types (of [`TYPES`]) a value whose repr this is belongs to; `None`
+/// where the repr does not say (an object, which may subclass any of them).
+fn kinds_of(repr: &str) -> Option<&'static [&'static str]> {
+    Some(match repr {
+        "True" | "False" => &["bool", "int"],
+        r if r.starts_with(['\'', '"']) => &["str"],
+        r if r == "set()" => &["set"],
+        r => match (Number::of_repr(r), Repr::parse(r).kind) {
+            (Some(Number::Int(_)), _) => &["int"],
+            (Some(Number::Float(_)), _) => &["float"],
+            (_, Kind::List(_)) => &["list"],
+            (_, Kind::Tuple(_)) => &["tuple"],
+            (_, Kind::Dict(_)) => &["dict"],
+            (_, Kind::Set(_)) => &["set"],
+            _ => return None,
+        },
+    })
+}
+
+/// `SEQ.count(V)` or `SEQ.index(V)` of a settled list or tuple whose items, and V,
+/// are whole numbers or strings (their equality is their reprs').
+pub fn sequence_method(text: &str, scope: &Scope) -> Option<String> {
+    let inner = text.trim().strip_suffix(')')?;
+    let (base, method, needle) = ["count", "index"].iter().find_map(|m| {
+        let (base, needle) = inner.rsplit_once(&format!(".{m}("))?;
+        let closes = lexer::closes_at_end(&text.trim()[base.len() + m.len() + 2..]);
+        (closes && known::primary(base)).then_some((base, *m, needle))
+    })?;
+    let (Kind::List(items) | Kind::Tuple(items)) = Repr::parse(&known::repr_of(base, scope)?).kind
+    else {
+        return None;
+    };
+    let needle = known::repr_of(needle, scope)?;
+    let comparable = |r: &str| r.starts_with(['\'', '"']) || r.parse::<i128>().is_ok();
+    if !comparable(&needle) || !items.iter().all(|i| comparable(&i.text)) {
+        return None;
+    }
+    let mut equal = items.iter().map(|i| i.text == needle);
+    match method {
+        "count" => Some(equal.filter(|e| *e).count().to_string()),
+        _ => equal.position(|e| e).map(|at| at.to_string()),
     }
 }
 
@@ -401,6 +469,20 @@ mod tests {
         );
         assert_eq!(known("str(xs)").as_deref(), Some("'[3, 1, 2]'"));
         assert_eq!(known("any(v > 2 for v in xs)").as_deref(), Some("True"));
+        assert_eq!(known("isinstance(xs, list)").as_deref(), Some("True"));
+        assert_eq!(
+            known("isinstance(True, (float, int))").as_deref(),
+            Some("True")
+        );
+        assert_eq!(known("isinstance(2, float)").as_deref(), Some("False"));
+        assert_eq!(known("[v * 3 for v in xs].count(9)").as_deref(), Some("1"));
+        assert_eq!(known("ws.index('fig') + 1").as_deref(), Some("2"));
+        assert_eq!(
+            known("isinstance(f, int)"),
+            None,
+            "an object may subclass int"
+        );
+        assert_eq!(known("xs.index(7)"), None, "Python raises");
         assert_eq!(known("all(xs)").as_deref(), Some("True"));
         for unsettled in [
             "int('3.5')",

@@ -40,6 +40,7 @@ pub fn repr_of(text: &str, scope: &Scope) -> Option<String> {
         .or_else(|| concatenation(text, scope))
         .or_else(|| super::iteration::display(text, scope))
         .or_else(|| super::builtins::call(text, scope))
+        .or_else(|| super::builtins::sequence_method(text, scope))
         .or_else(|| repetition(text, scope))
 }
 
@@ -81,12 +82,17 @@ fn repetition(text: &str, scope: &Scope) -> Option<String> {
 /// `startswith`, `endswith`, `split`, `replace`, `join`. Python's own results, for text
 /// where Unicode's special cases cannot arise.
 fn str_method(text: &str, scope: &Scope) -> Option<String> {
-    const METHODS: [&str; 12] = [
+    const METHODS: [&str; 28] = [
         "upper",
         "lower",
         "capitalize",
+        "title",
+        "swapcase",
         "strip",
+        "lstrip",
+        "rstrip",
         "find",
+        "rfind",
         "index",
         "count",
         "startswith",
@@ -94,6 +100,17 @@ fn str_method(text: &str, scope: &Scope) -> Option<String> {
         "split",
         "replace",
         "join",
+        "isalpha",
+        "isdigit",
+        "isalnum",
+        "islower",
+        "isupper",
+        "isspace",
+        "zfill",
+        "ljust",
+        "rjust",
+        "removeprefix",
+        "removesuffix",
     ];
     let inner = text.strip_suffix(')')?;
     let (base, method, args) = METHODS.iter().find_map(|m| {
@@ -131,8 +148,92 @@ fn str_method(text: &str, scope: &Scope) -> Option<String> {
             let first = chars.next().map(|c| c.to_ascii_uppercase());
             string(&first.into_iter().chain(chars).collect::<String>())
         }
+        ("title", 0) => {
+            // Each run of letters begins upper case, the rest lower (`they're` gives
+            // `They'Re`, as Python's does).
+            let mut after_letter = false;
+            let titled: String = this
+                .chars()
+                .map(|c| {
+                    let out = match after_letter {
+                        true => c.to_ascii_lowercase(),
+                        false => c.to_ascii_uppercase(),
+                    };
+                    after_letter = c.is_ascii_alphabetic();
+                    out
+                })
+                .collect();
+            string(&titled)
+        }
+        ("swapcase", 0) => string(
+            &this
+                .chars()
+                .map(|c| match c.is_ascii_uppercase() {
+                    true => c.to_ascii_lowercase(),
+                    false => c.to_ascii_uppercase(),
+                })
+                .collect::<String>(),
+        ),
         // Unescaped ASCII text holds no whitespace but spaces.
         ("strip", 0) => string(this.trim_matches(' ')),
+        ("lstrip", 0) => string(this.trim_start_matches(' ')),
+        ("rstrip", 0) => string(this.trim_end_matches(' ')),
+        ("strip" | "lstrip" | "rstrip", 1) => {
+            let chars: Vec<char> = arg(0)?.chars().collect();
+            let stripped = match method {
+                "strip" => this.trim_matches(chars.as_slice()),
+                "lstrip" => this.trim_start_matches(chars.as_slice()),
+                _ => this.trim_end_matches(chars.as_slice()),
+            };
+            string(stripped)
+        }
+        ("rfind", 1) => {
+            let found = this.rfind(arg(0)?.as_str());
+            Some(found.map_or(-1, |at| at as i64).to_string())
+        }
+        ("isalpha" | "isdigit" | "isalnum" | "isspace", 0) => {
+            let each: fn(&char) -> bool = match method {
+                "isalpha" => char::is_ascii_alphabetic,
+                "isdigit" => char::is_ascii_digit,
+                "isalnum" => char::is_ascii_alphanumeric,
+                _ => |c| *c == ' ',
+            };
+            Some(python_bool(
+                !this.is_empty() && this.chars().all(|c| each(&c)),
+            ))
+        }
+        ("islower" | "isupper", 0) => {
+            // At least one cased character, and none of the other case.
+            let (wanted, other): (fn(&char) -> bool, fn(&char) -> bool) = match method {
+                "islower" => (char::is_ascii_lowercase, char::is_ascii_uppercase),
+                _ => (char::is_ascii_uppercase, char::is_ascii_lowercase),
+            };
+            let holds = this.chars().any(|c| wanted(&c)) && !this.chars().any(|c| other(&c));
+            Some(python_bool(holds))
+        }
+        ("zfill", 1) => {
+            let width = usize::try_from(arithmetic::whole_number(&args[0], scope)?).ok()?;
+            let (sign, digits) = match this.strip_prefix(['-', '+']) {
+                Some(rest) => (&this[..1], rest),
+                None => ("", this.as_str()),
+            };
+            let pad = width.saturating_sub(this.len());
+            string(&format!("{sign}{}{digits}", "0".repeat(pad)))
+        }
+        ("ljust" | "rjust", 1 | 2) => {
+            let width = usize::try_from(arithmetic::whole_number(&args[0], scope)?).ok()?;
+            let fill = match args.len() {
+                2 => arg(1).filter(|f| f.chars().count() == 1)?,
+                _ => " ".to_string(),
+            };
+            let pad = fill.repeat(width.saturating_sub(this.len()).min(1000));
+            string(&match method {
+                "ljust" => format!("{this}{pad}"),
+                _ => format!("{pad}{this}"),
+            })
+        }
+        ("removeprefix", 1) => string(this.strip_prefix(arg(0)?.as_str()).unwrap_or(&this)),
+        ("removesuffix", 1) => string(this.strip_suffix(arg(0)?.as_str()).unwrap_or(&this)),
         ("find" | "index" | "count", 1) => {
             let sub = arg(0)?;
             match method {
@@ -236,7 +337,7 @@ pub fn position(index: &str, len: usize) -> Option<usize> {
 
 /// Whether `text` is one operand that a subscript or call after it applies to (a
 /// name, a literal, an item of one): `a + b[1:]` slices `b` alone.
-fn primary(text: &str) -> bool {
+pub(super) fn primary(text: &str) -> bool {
     let text = text.trim();
     !text.is_empty()
         && super::lexer::chars(text).all(|ch| {
@@ -525,6 +626,26 @@ mod tests {
         assert_eq!(text("'-'.join(['a', 'it'])").as_deref(), Some("'a-it'"));
         assert_eq!(text("s.startswith('i')").as_deref(), Some("True"));
         assert_eq!(text("'aaa'.count('aa')").as_deref(), Some("1"));
+        assert_eq!(
+            text("\"they're here\".title()").as_deref(),
+            Some("\"They'Re Here\"")
+        );
+        assert_eq!(
+            text("'Mixed Case'.title().isdigit()").as_deref(),
+            Some("False")
+        );
+        assert_eq!(text("'ab1'.isalnum()").as_deref(), Some("True"));
+        assert_eq!(text("not 'ab1'.isalpha()").as_deref(), Some("True"));
+        assert_eq!(text("'a1'.islower()").as_deref(), Some("True"));
+        assert_eq!(text("'12'.islower()").as_deref(), Some("False"));
+        assert_eq!(text("'-42'.zfill(5)").as_deref(), Some("'-0042'"));
+        assert_eq!(text("'ab'.rjust(4, '*')").as_deref(), Some("'**ab'"));
+        assert_eq!(text("'xxhixx'.strip('x')").as_deref(), Some("'hi'"));
+        assert_eq!(text("'a.b.c'.rfind('.')").as_deref(), Some("3"));
+        assert_eq!(
+            text("'test_x'.removeprefix('test_')").as_deref(),
+            Some("'x'")
+        );
         assert_eq!(text("len('a b'.split()) + 1").as_deref(), Some("3"));
         for unsettled in [
             "'x'.index('y')",
@@ -551,7 +672,14 @@ mod tests {
         assert_eq!(known("int(-2.7)").as_deref(), Some("-2"));
         assert_eq!(known("str(n / 2)").as_deref(), Some("'3.5'"));
         assert_eq!(known("max(2.5, n)").as_deref(), Some("7"));
-        for unsettled in ["1e20 * 10", "2.0 // 1", "n / 0", "1.5 % 1", "2.0 ** 2", "float('inf')"] {
+        for unsettled in [
+            "1e20 * 10",
+            "2.0 // 1",
+            "n / 0",
+            "1.5 % 1",
+            "2.0 ** 2",
+            "float('inf')",
+        ] {
             assert_eq!(known(unsettled), None, "{unsettled}");
         }
     }
