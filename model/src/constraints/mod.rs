@@ -287,7 +287,10 @@ impl NextState<'_> {
     fn with_scope<R>(&self, f: impl FnOnce(&crate::program::known::Scope) -> R) -> R {
         let (prev, program) = (self.prev, self.program);
         f(&crate::program::known::Scope {
-            value_of: &|name| shown_value(prev, name),
+            value_of: &|name| {
+                let shown = |name: &str| shown_value(prev, name);
+                crate::program::known::dotted_value(name, shown, |c| program.default_repr(c))
+            },
             builtin: &|name| program.builtin_in(name, prev),
         })
     }

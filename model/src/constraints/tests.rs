@@ -2205,3 +2205,41 @@ fn a_diff_carries_every_name_the_step_cannot_unbind() {
     let back = NextState::new(&p, &prev, None, None, &Action::InvStepOver);
     assert!(back.body_spec("<|line|>4 0 f", false).carried.is_empty());
 }
+
+#[test]
+fn bindings_a_field_set_or_appended_on_an_object_that_shows_its_fields() {
+    let source = "class Meter:\n    def __init__(self, start):\n        self.total = start\n        self.seen = []\n\n    def add(self, value):\n        self.total += value\n        self.seen.append(value)\n        return self.total\n";
+    let p = ProgramModel::of(source);
+    let after = |line, locals: &[(&str, &str)]| {
+        let prev = state(&p, Event::Line, line, "f", &[], locals);
+        let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+        next.bindings().cloned()
+    };
+    let fresh = [("self", "Meter()"), ("start", "5")];
+    assert_eq!(
+        options(after(3, &fresh).as_ref()),
+        named(&[("self", &["Meter(total=5)"])])
+    );
+    let built = [("self", "Meter(total=5)"), ("start", "5")];
+    assert_eq!(
+        options(after(4, &built).as_ref()),
+        named(&[("self", &["Meter(total=5, seen=[])"])])
+    );
+    let adding = [("self", "Meter(total=5, seen=[1])"), ("value", "2")];
+    assert_eq!(
+        options(after(7, &adding).as_ref()),
+        named(&[("self", &["Meter(total=7, seen=[1])"])])
+    );
+    assert_eq!(
+        options(after(8, &adding).as_ref()),
+        named(&[("self", &["Meter(total=5, seen=[1, 2])"])])
+    );
+    // Not of an object whose repr is its own, nor where a property could take the value.
+    assert!(after(7, &[("self", "Other(total=5)"), ("value", "2")]).is_none());
+    let hooked = ProgramModel::of(&format!(
+        "{source}\n    @property\n    def mean(self):\n        return 0\n"
+    ));
+    let prev = state(&hooked, Event::Line, 7, "f", &[], &adding);
+    let next = NextState::new(&hooked, &prev, None, None, &Action::StepOver);
+    assert!(next.bindings().is_none());
+}

@@ -530,29 +530,48 @@ impl NextState<'_> {
     /// After a one-line `NAME.append(VALUE)`, `NAME[KEY] = VALUE` or `NAME[KEY] OP=
     /// VALUE` on a list or dict the frame holds, where the value is immutable and
     /// settled (see `known_repr`) and the index is in range: the name's new repr. An
-    /// immutable value cannot be the list itself, nor change under it.
+    /// immutable value cannot be the list itself, nor change under it. The same of a
+    /// field of an object that shows its fields (`self.total += v`, `self.x = x`,
+    /// `self.seen.append(v)`; see `program::known::dotted_value`), where a literal
+    /// (a fresh `[]`) may be set too.
     fn mutated_values(&self) -> Option<Bindings> {
         let prev = self.prev;
         if !self.steps_past_one_line() {
             return None;
         }
         let code = self.program.code(prev.line).trim();
-        let (name, change) = item_change(code)?;
+        let (target, change) = item_change(code)?;
+        let (name, field) = match target.split_once('.') {
+            Some((name, field)) => (name, Some(field)),
+            None => (target, None),
+        };
         let before = prev.locals.get(name)?;
+        let default_repr = |class: &str| self.program.default_repr(class);
+        let old = match field {
+            Some(field) => {
+                let shown = |n: &str| (n == name).then(|| before.clone());
+                crate::program::known::dotted_value(&format!("{name}.{field}"), shown, default_repr)
+            }
+            None => Some(before.clone()),
+        };
         let settled = |text: &str| self.known_repr(text).filter(|v| immutable(v));
-        let after = match change {
+        let new = match change {
             ItemChange::Append(value) => {
-                let Kind::List(items) = Repr::parse(before).kind else {
+                let Kind::List(items) = Repr::parse(&old?).kind else {
                     return None;
                 };
                 let mut items: Vec<String> = items.into_iter().map(|item| item.text).collect();
                 items.push(settled(value)?);
                 crate::program::known::list_repr(&items)
             }
+            ItemChange::Assign(value) => {
+                let literal = crate::entry::exact_literal_repr(&value);
+                literal.or_else(|| settled(&value))?
+            }
             ItemChange::Set { key, value } => {
                 let value = settled(&value)?;
                 let key = self.known_repr(key)?;
-                match Repr::parse(before).kind {
+                match Repr::parse(&old?).kind {
                     Kind::List(items) => {
                         let mut items: Vec<String> = items.into_iter().map(|i| i.text).collect();
                         let at = crate::program::known::position(&key, items.len())?;
@@ -575,6 +594,11 @@ impl NextState<'_> {
                     _ => return None,
                 }
             }
+        };
+        let set_plainly = |class: &str| self.program.fields_set_plainly(class);
+        let after = match field {
+            Some(field) => with_field(before, field, new, set_plainly)?,
+            None => new,
         };
         let after = crate::program::known::shown_whole(after)?;
         Some(Bindings {
@@ -688,7 +712,7 @@ impl NextState<'_> {
             return Some((items, reads));
         };
         let reads = Reads {
-            live_list: repr.trim_start().starts_with('['),
+            live_list: repr.trim_start().starts_with('[') && !makes_a_new_list(iterable),
             copied_list: false,
         };
         Some((crate::entry::elements(&repr)?, reads))
@@ -1009,8 +1033,7 @@ impl NextState<'_> {
         if let Some(repr) = crate::entry::exact_literal_repr(expr) {
             return Some(Returned::Repr(repr));
         }
-        let builtins = crate::program::known::BUILTINS
-            .iter()
+        let builtins = crate::program::known::builtin_names()
             .filter(|name| self.program.builtin_in(name, self.prev))
             .map(|name| name.to_string())
             .collect();
@@ -1019,6 +1042,7 @@ impl NextState<'_> {
             locals_before: self.prev.locals.clone(),
             globals_before: self.prev.globals.clone(),
             builtins,
+            default_repr_classes: self.program.default_repr_classes(),
         })
     }
 
@@ -1063,8 +1087,12 @@ pub enum Returned {
         expr: String,
         locals_before: crate::state::Vars,
         globals_before: crate::state::Vars,
-        /// Those of [`crate::program::known::BUILTINS`] no name of the program hides.
+        /// Those of [`crate::program::known::builtin_names`] no name of the program
+        /// hides.
         builtins: BTreeSet<String>,
+        /// The program's classes whose instances show their fields (see
+        /// [`crate::program::known::dotted_value`]).
+        default_repr_classes: Vec<String>,
     },
 }
 
@@ -1079,6 +1107,7 @@ impl Returned {
                 locals_before,
                 globals_before,
                 builtins,
+                default_repr_classes,
             } => {
                 let section = |text: &str| -> Option<IndexMap<String, String>> {
                     serde_json::from_str(text).ok()
@@ -1101,8 +1130,13 @@ impl Returned {
                         None => globals_before.get(name).cloned(),
                     },
                 };
+                let dotted = |name: &str| {
+                    crate::program::known::dotted_value(name, value_of, |class| {
+                        default_repr_classes.iter().any(|c| c == class)
+                    })
+                };
                 let scope = crate::program::known::Scope {
-                    value_of: &value_of,
+                    value_of: &dotted,
                     builtin: &|name| builtins.contains(name),
                 };
                 crate::program::known::repr_of(expr, &scope)?
@@ -1225,10 +1259,38 @@ pub(super) fn assignment(code: &str) -> Option<(Vec<String>, &str)> {
     Some((plain_names(targets)?, values))
 }
 
-/// How a statement changes one item of a name's list or dict.
+/// `repr`, an object's that shows its fields, with `field` set to `value` (a new field
+/// comes last, as Python's instance dict keeps them in order).
+fn with_field(
+    repr: &str,
+    field: &str,
+    value: String,
+    default_repr: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let class = repr.split_once('(')?.0;
+    if !layout::is_name(class) || !default_repr(class) || repr.contains('…') {
+        return None;
+    }
+    let Kind::Object(fields) = Repr::parse(repr).kind else {
+        // A fresh instance before its first field: `C()`.
+        return (repr == format!("{class}()")).then(|| format!("{class}({field}={value})"));
+    };
+    let mut fields: Vec<(String, String)> = fields.into_iter().map(|(f, v)| (f, v.text)).collect();
+    match fields.iter_mut().find(|(f, _)| f == field) {
+        Some(entry) => entry.1 = value,
+        None => fields.push((field.to_string(), value)),
+    }
+    let shown: Vec<String> = fields.iter().map(|(f, v)| format!("{f}={v}")).collect();
+    Some(format!("{class}({})", shown.join(", ")))
+}
+
+/// How a statement changes one item of a name's list or dict, or a field of its
+/// object.
 enum ItemChange<'c> {
-    /// `NAME.append(VALUE)`.
+    /// `NAME.append(VALUE)` (or `NAME.FIELD.append(VALUE)`).
     Append(&'c str),
+    /// `NAME.FIELD = VALUE`, the value's text (`NAME.FIELD + (V)` for `+=`).
+    Assign(String),
     /// `NAME[KEY] = VALUE`, the value's text (`NAME[KEY] + (V)` for `NAME[KEY] += V`).
     Set { key: &'c str, value: String },
 }
@@ -1236,26 +1298,34 @@ enum ItemChange<'c> {
 /// The name and change of `NAME.append(VALUE)`, `NAME[KEY] = VALUE` or
 /// `NAME[KEY] OP= VALUE` (a whole-number operator).
 fn item_change(code: &str) -> Option<(&str, ItemChange<'_>)> {
+    // `NAME` or `NAME.FIELD`.
+    let plain_target = |text: &str| {
+        let parts: Vec<&str> = text.split('.').collect();
+        parts.len() <= 2 && parts.iter().all(|p| layout::is_name(p))
+    };
     if let Some((name, rest)) = code.split_once(".append(") {
         let value = rest.strip_suffix(')').filter(|_| closes_at_end(rest))?;
-        return layout::is_name(name).then_some((name, ItemChange::Append(value)));
+        return plain_target(name).then_some((name, ItemChange::Append(value)));
     }
     let (target, value) = code.split_once('=')?;
     if value.starts_with('=') {
         return None;
     }
     let (target, op) = match augmented_operator(target) {
-        Some((target, op)) => (target, Some(op)),
-        None => (target, None),
+        Some((target, op)) => (target.trim(), Some(op)),
+        None => (target.trim(), None),
     };
-    let (name, key) = target.trim().strip_suffix(']')?.split_once('[')?;
-    if !layout::is_name(name) || !closes_at_end(&target.trim()[name.len() + 1..]) {
-        return None;
-    }
     let value = match op {
-        Some(op) => format!("{} {op} ({})", target.trim(), value.trim()),
+        Some(op) => format!("{target} {op} ({})", value.trim()),
         None => value.trim().to_string(),
     };
+    if target.contains('.') && plain_target(target) {
+        return Some((target, ItemChange::Assign(value)));
+    }
+    let (name, key) = target.strip_suffix(']')?.split_once('[')?;
+    if !layout::is_name(name) || !closes_at_end(&target[name.len() + 1..]) {
+        return None;
+    }
     Some((name, ItemChange::Set { key, value }))
 }
 
@@ -1306,6 +1376,21 @@ fn tuple_parts(repr: &str) -> Option<Vec<String>> {
         .or_else(|| repr.strip_prefix('[').and_then(|r| r.strip_suffix(']')))?;
     let parts = crate::program::lexer::split_top(inner);
     Some(parts.into_iter().map(|p| p.trim().to_string()).collect())
+}
+
+/// Whether `iterable` builds a list of its own, which no name of the program holds
+/// (so no statement can change it under a loop): a display or comprehension,
+/// `sorted(...)`, `list(...)`, a string's `split(...)`, a concatenation.
+fn makes_a_new_list(iterable: &str) -> bool {
+    let text = iterable.trim();
+    let display = text.starts_with('[') && closes_at_end(&text[1..]);
+    let built = crate::program::builtins::split_call(text)
+        .is_some_and(|(name, _)| ["sorted", "list"].contains(&name));
+    let split = text
+        .rsplit_once(".split(")
+        .is_some_and(|(_, rest)| closes_at_end(rest));
+    let joined = crate::program::conditions::split_at_word(text, " + ").len() > 1;
+    display || built || split || joined
 }
 
 /// Whether a line assigns to an item or a slice (`xs[i] = v`, `xs[i] += v`).

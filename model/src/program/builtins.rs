@@ -209,7 +209,7 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
 }
 
 /// The builtin types `isinstance` is worked out for.
-const TYPES: [&str; 8] = [
+pub const TYPES: [&str; 8] = [
     "int", "float", "str", "bool", "list", "tuple", "dict", "set",
 ];
 

@@ -283,7 +283,7 @@ pub(super) fn split_once_at_word<'e>(expr: &'e str, word: &str) -> Option<(&'e s
 }
 
 /// The parts of `expr` between its top-level occurrences of `word` (` and `).
-pub(super) fn split_at_word<'e>(expr: &'e str, word: &str) -> Vec<&'e str> {
+pub fn split_at_word<'e>(expr: &'e str, word: &str) -> Vec<&'e str> {
     let top = top_level_code(expr);
     let mut parts = Vec::new();
     let (mut start, mut at) = (0, 0);

@@ -11,6 +11,9 @@ use super::known::{self, Scope};
 use super::{builtins, lexer};
 use crate::repr::{Kind, Repr};
 
+/// The builtins iterated over here.
+pub const BUILTINS: [&str; 4] = ["range", "enumerate", "zip", "reversed"];
+
 /// The most items a comprehension is worked out for (the tracer shows few more).
 const MOST_ITEMS: usize = 1000;
 
@@ -51,7 +54,7 @@ pub fn items(text: &str, scope: &Scope) -> Option<Vec<String>> {
 /// the call is one of them but unsettled); `None` for any other text.
 fn builtin_iterable(text: &str, scope: &Scope) -> Option<Option<Vec<String>>> {
     let (function, args) = builtins::split_call(text)?;
-    let known_here = ["range", "enumerate", "zip", "reversed"].contains(&function);
+    let known_here = BUILTINS.contains(&function);
     if !known_here || !(scope.builtin)(function) {
         return None;
     }

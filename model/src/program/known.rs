@@ -11,6 +11,16 @@ use crate::repr::{Kind, Repr};
 /// The builtins an expression may call here: `len`, `abs`, `str`, `list`.
 pub const BUILTINS: [&str; 4] = ["len", "abs", "str", "list"];
 
+/// Every builtin name that working out a value may read (here, in
+/// [`super::builtins`] and in [`super::iteration`]).
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS
+        .into_iter()
+        .chain(super::builtins::BUILTINS)
+        .chain(super::builtins::TYPES)
+        .chain(super::iteration::BUILTINS)
+}
+
 /// What an expression's names stand for where it runs.
 pub struct Scope<'a> {
     /// The repr of a name's value, where the state shows it.
@@ -29,7 +39,7 @@ pub fn repr_of(text: &str, scope: &Scope) -> Option<String> {
         return None;
     }
     crate::entry::exact_literal_repr(text)
-        .or_else(|| (scope.value_of)(super::layout::is_name(text).then_some(text)?))
+        .or_else(|| (scope.value_of)(dotted_name(text).then_some(text)?))
         .or_else(|| arithmetic::Arithmetic::of(text)?.number(scope)?.repr())
         .or_else(|| conditions::boolean(text, scope).map(python_bool))
         .or_else(|| conditional(text, scope))
@@ -75,6 +85,38 @@ fn repetition(text: &str, scope: &Scope) -> Option<String> {
         _ => crate::entry::python_str_repr(&unescaped(&sequence)?.repeat(times)),
     };
     shown_whole(repr)
+}
+
+/// Whether `text` is a name or names joined by dots (`self.total`), whose value a
+/// scope may give: a field of an object is read from its shown fields (see
+/// [`dotted_value`]).
+fn dotted_name(text: &str) -> bool {
+    text.split('.').all(super::layout::is_name)
+}
+
+/// The value of `name` (`n`, or `p.x.y`): a name's from `value_of`, a field's from its
+/// object's repr, where that is the tracer's writing of an object with Python's
+/// default repr (`Point(x=1, y=2)`, its instance fields in order), which
+/// `default_repr` says of a class of that name. A field the repr does not show (a
+/// class attribute, a property) is not known.
+pub fn dotted_value(
+    name: &str,
+    value_of: impl Fn(&str) -> Option<String>,
+    default_repr: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let mut parts = name.split('.');
+    let mut repr = value_of(parts.next()?)?;
+    for field in parts {
+        let class = repr.split_once('(')?.0;
+        if !super::layout::is_name(class) || !default_repr(class) || repr.contains('…') {
+            return None;
+        }
+        let Kind::Object(fields) = Repr::parse(&repr).kind else {
+            return None;
+        };
+        repr = fields.into_iter().find(|(f, _)| f == field)?.1.text;
+    }
+    Some(repr)
 }
 
 /// A method of a shown ASCII string without escapes (whose repr is its text in
@@ -655,6 +697,27 @@ mod tests {
         ] {
             assert_eq!(text(unsettled), None, "{unsettled}");
         }
+    }
+
+    #[test]
+    fn fields_of_objects_that_show_them() {
+        let shown = |name: &str| match name {
+            "p" => Some("Point(x=1, y=Point(x=2, y=3))".to_string()),
+            "q" => Some("Custom(x=1)".to_string()),
+            _ => None,
+        };
+        let plain = |class: &str| class == "Point";
+        assert_eq!(dotted_value("p.y.x", shown, plain).as_deref(), Some("2"));
+        assert_eq!(
+            dotted_value("p", shown, plain).as_deref(),
+            Some("Point(x=1, y=Point(x=2, y=3))")
+        );
+        assert_eq!(
+            dotted_value("p.z", shown, plain),
+            None,
+            "a class attribute, perhaps"
+        );
+        assert_eq!(dotted_value("q.x", shown, plain), None, "a repr of its own");
     }
 
     #[test]

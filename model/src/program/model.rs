@@ -46,6 +46,9 @@ pub struct ProgramModel {
     /// the dict `locals()` gives is refreshed with the frame's names whenever the
     /// frame is read, so it changes where no line changes it.
     frames_exposed: bool,
+    /// The program may store an attribute elsewhere than its object's fields (a
+    /// `__setattr__`, a descriptor's `__set__`, a property's setter).
+    attributes_hooked: bool,
 }
 
 impl ProgramModel {
@@ -98,6 +101,17 @@ impl ProgramModel {
             frames_exposed: mentions(
                 source,
                 &["locals", "vars", "_getframe", "currentframe", "f_locals"],
+            ),
+            attributes_hooked: mentions(
+                source,
+                &[
+                    "__setattr__",
+                    "__delattr__",
+                    "__set__",
+                    "property",
+                    "setter",
+                    "setattr",
+                ],
             ),
         };
         model.class_code_runs_unasked = model.class_code_runs_unasked();
@@ -263,6 +277,29 @@ impl ProgramModel {
     /// such as `list`, a metaclass).
     pub fn fresh_instance_repr(&self, class: &str) -> Option<String> {
         self.plain_class(class, 0).then(|| format!("{class}()"))
+    }
+
+    /// Whether instances of the program's class `class` show Python's default repr,
+    /// which the tracer writes as their fields (`Point(x=1, y=2)`): see
+    /// [`Self::fresh_instance_repr`].
+    pub fn default_repr(&self, class: &str) -> bool {
+        self.plain_class(class, 0)
+    }
+
+    /// Whether setting a field of an instance of `class` (`obj.x = v`) puts it in the
+    /// fields its repr shows, and nothing else: [`Self::default_repr`], and no
+    /// attribute hook anywhere in the program.
+    pub fn fields_set_plainly(&self, class: &str) -> bool {
+        !self.attributes_hooked && self.default_repr(class)
+    }
+
+    /// The program's classes whose instances show Python's default repr.
+    pub fn default_repr_classes(&self) -> Vec<String> {
+        let mut classes: Vec<String> = self.layout.classes.values().cloned().collect();
+        classes.sort();
+        classes.dedup();
+        classes.retain(|c| self.default_repr(c));
+        classes
     }
 
     fn plain_class(&self, class: &str, depth: usize) -> bool {
