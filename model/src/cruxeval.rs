@@ -6,8 +6,8 @@
 //!   into the return (both one decode, as the paper measures them), and once with the
 //!   debugger's Step Out (`step_out`: walked with Step Over predictions).
 //! - Input mode: from a return state carrying `output`, predict the arguments with
-//!   inv_step_call; and `inv_checked`: that prediction or the output itself, whichever
-//!   the model's own Step Out from the call takes to the output (see
+//!   inv_step_call; and `inv_checked`: that prediction where the model's own Step Out
+//!   from its call takes it to the output, else the output itself (see
 //!   `predict_input_checked`).
 //!
 //! - Baseline (both modes): `f` returns its first argument unchanged.
@@ -187,28 +187,25 @@ fn predict_input<M: Decoder>(predictor: &Predictor<M>, sample: &Sample) -> Resul
         .join(", "))
 }
 
-/// Input prediction checked forward with the same model: of the inverse prediction
-/// and the trivial guess (the output itself, as the baseline), the first whose call
-/// the model's own Step Out takes to the expected output; else the inverse
-/// prediction. Still one answer, and no Python runs: the world model checks itself.
+/// Input prediction checked forward with the same model: the inverse prediction
+/// where the model's own Step Out from its call reaches the expected output, else the
+/// trivial guess (the output itself, as the baseline). An unconfirmed inverse
+/// prediction is trusted no more than that guess. Still one answer, and no Python
+/// runs: the world model checks itself.
 fn predict_input_checked<M: Decoder>(
     predictor: &Predictor<M>,
     sample: &Sample,
     inverse: Result<String, String>,
 ) -> Result<String, String> {
-    let candidates = inverse.iter().cloned().chain([sample.output.clone()]);
-    for candidate in candidates {
+    let confirmed = inverse.ok().filter(|candidate| {
         let tried = Sample {
             input: candidate.clone(),
             ..sample.clone()
         };
-        let reaches = predict_output(predictor, &tried, "step_out")
-            .is_ok_and(|output| output.trim() == sample.output.trim());
-        if reaches {
-            return Ok(candidate);
-        }
-    }
-    inverse
+        predict_output(predictor, &tried, "step_out")
+            .is_ok_and(|output| output.trim() == sample.output.trim())
+    });
+    Ok(confirmed.unwrap_or_else(|| sample.output.clone()))
 }
 
 /// The first argument of a comma-joined argument list (commas inside brackets or
