@@ -288,7 +288,8 @@ impl NextState<'_> {
         let (prev, program) = (self.prev, self.program);
         f(&crate::program::known::Scope {
             value_of: &|name| {
-                let shown = |name: &str| shown_value(prev, name);
+                let shown =
+                    |name: &str| shown_value(prev, name).filter(|v| !crate::program::known::cut(v));
                 crate::program::known::dotted_value(name, shown, |c| program.default_repr(c))
             },
             builtin: &|name| program.builtin_in(name, prev),

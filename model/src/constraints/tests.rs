@@ -2243,3 +2243,19 @@ fn bindings_a_field_set_or_appended_on_an_object_that_shows_its_fields() {
     let next = NextState::new(&hooked, &prev, None, None, &Action::StepOver);
     assert!(next.bindings().is_none());
 }
+
+#[test]
+fn bindings_a_long_value_as_the_tracer_cuts_it() {
+    let source = "def f(n):\n    dp = [[0] * (n + 1) for _ in range(n + 1)]\n    return dp\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("n", "20")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let row = format!("[{}0]", "0, ".repeat(20));
+    let whole = format!("[{}]", vec![row; 21].join(", "));
+    let shown = crate::program::known::as_shown(whole);
+    assert!(shown.ends_with('…'));
+    assert_eq!(
+        options(next.bindings()),
+        named(&[("dp", &[shown.as_str()])])
+    );
+}

@@ -198,6 +198,15 @@ impl NextState<'_> {
                 .map(|item| tuple_parts(item).filter(|parts| parts.len() == n))
                 .collect::<Option<_>>()?,
         };
+        // As the state shows them: an item longer than the tracer's limit is cut.
+        let rows: Vec<Vec<String>> = rows
+            .into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .map(crate::program::known::as_shown)
+                    .collect()
+            })
+            .collect();
         let current: Vec<Option<String>> = names.iter().map(|n| shown_value(prev, n)).collect();
         let next = self.next_items(&names, iterable, reads, &rows, &current)?;
         let continues = next.continues;
@@ -399,7 +408,7 @@ impl NextState<'_> {
     fn argument_values(&self, header: &str) -> Option<Vec<Binding>> {
         const UNKNOWN: char = '\u{1}';
         let locals = self.call_locals(header, &|arg| {
-            let known = self.known_repr(arg);
+            let known = self.known_repr(arg).map(crate::program::known::as_shown);
             Some(known.unwrap_or_else(|| format!("{UNKNOWN}{arg}")))
         })?;
         // Every argument known: `bound_arguments` gives the locals whole.
@@ -484,7 +493,10 @@ impl NextState<'_> {
             }
         };
         let values = values.as_str();
-        let value = |text: &str| self.known_repr(text.trim());
+        let value = |text: &str| {
+            self.known_repr(text.trim())
+                .map(crate::program::known::as_shown)
+        };
         let values: Vec<Option<String>> = match names.len() {
             1 => vec![value(values)],
             n => {
@@ -545,7 +557,10 @@ impl NextState<'_> {
             Some((name, field)) => (name, Some(field)),
             None => (target, None),
         };
-        let before = prev.locals.get(name)?;
+        let before = prev
+            .locals
+            .get(name)
+            .filter(|b| !crate::program::known::cut(b))?;
         let default_repr = |class: &str| self.program.default_repr(class);
         let old = match field {
             Some(field) => {
@@ -600,7 +615,7 @@ impl NextState<'_> {
             Some(field) => with_field(before, field, new, set_plainly)?,
             None => new,
         };
-        let after = crate::program::known::shown_whole(after)?;
+        let after = crate::program::known::as_shown(crate::program::known::bounded(after)?);
         Some(Bindings {
             targets: vec![Binding {
                 name: name.to_string(),
@@ -917,7 +932,10 @@ impl NextState<'_> {
     /// comprehension or lambda may rebind a name, `:=` may change one, a closure holds
     /// more than its parameters, a decorator may wrap the function).
     pub fn bound_arguments(&self, header: &str) -> Option<String> {
-        let locals = self.call_locals(header, &|arg| self.known_repr(arg))?;
+        let mut locals = self.call_locals(header, &|arg| self.known_repr(arg))?;
+        for value in locals.values_mut() {
+            *value = crate::program::known::as_shown(std::mem::take(value));
+        }
         Some(serde_json::to_value(&locals).ok()?.to_string())
     }
 
@@ -1131,7 +1149,9 @@ impl Returned {
                     },
                 };
                 let dotted = |name: &str| {
-                    crate::program::known::dotted_value(name, value_of, |class| {
+                    let whole =
+                        |name: &str| value_of(name).filter(|v| !crate::program::known::cut(v));
+                    crate::program::known::dotted_value(name, whole, |class| {
                         default_repr_classes.iter().any(|c| c == class)
                     })
                 };
@@ -1139,7 +1159,7 @@ impl Returned {
                     value_of: &dotted,
                     builtin: &|name| builtins.contains(name),
                 };
-                crate::program::known::repr_of(expr, &scope)?
+                crate::program::known::as_shown(crate::program::known::repr_of(expr, &scope)?)
             }
         };
         Some(serde_json::Value::from(repr).to_string())

@@ -95,7 +95,7 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
                 }
             });
             let sorted: Vec<String> = indices.into_iter().map(|k| items[k].clone()).collect();
-            (!unordered).then(|| known::shown_whole(known::list_repr(&sorted)))?
+            (!unordered).then(|| known::bounded(known::list_repr(&sorted)))?
         }
         ("any" | "all", [items]) if keywords.is_empty() => {
             let truths: Vec<bool> = iteration::items(items, scope)?
@@ -161,7 +161,7 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
             conditions::truth_of_repr(&value(x)?).map(known::python_bool)
         }
         ("tuple", [items]) if keywords.is_empty() => {
-            known::shown_whole(known::tuple_repr(iteration::items(items, scope)?))
+            known::bounded(known::tuple_repr(iteration::items(items, scope)?))
         }
         ("dict", [pairs]) if keywords.is_empty() => {
             let pairs = match Repr::parse(&value(pairs).unwrap_or_default()).kind {
@@ -176,7 +176,7 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
                     })
                     .collect::<Option<_>>()?,
             };
-            known::shown_whole(dict_repr(pairs)?)
+            known::bounded(dict_repr(pairs)?)
         }
         ("isinstance", [x, types]) if keywords.is_empty() => {
             let kinds = kinds_of(&value(x)?)?;
@@ -202,7 +202,7 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
                 Repr::parse(&repr).kind,
                 Kind::List(_) | Kind::Tuple(_) | Kind::Dict(_)
             );
-            container.then(|| known::shown_whole(crate::entry::python_str_repr(&repr)))?
+            container.then(|| known::bounded(crate::entry::python_str_repr(&repr)))?
         }
         _ => None,
     }

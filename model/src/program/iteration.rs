@@ -118,7 +118,7 @@ pub fn display(text: &str, scope: &Scope) -> Option<String> {
         '(' => known::tuple_repr(starred_items(inner, scope)?),
         _ => builtins::dict_repr(dict_entries(inner, comprehension, scope)?)?,
     };
-    known::shown_whole(repr)
+    known::bounded(repr)
 }
 
 /// The items of a display's comma-separated parts, `*X` spread.

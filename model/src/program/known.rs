@@ -84,7 +84,7 @@ fn repetition(text: &str, scope: &Scope) -> Option<String> {
         Kind::Tuple(items) => tuple_repr(repeated(texts(items))),
         _ => crate::entry::python_str_repr(&unescaped(&sequence)?.repeat(times)),
     };
-    shown_whole(repr)
+    bounded(repr)
 }
 
 /// Whether `text` is a name or names joined by dots (`self.total`), whose value a
@@ -173,13 +173,13 @@ fn str_method(text: &str, scope: &Scope) -> Option<String> {
             .collect::<Option<_>>()?,
     };
     let arg = |k: usize| args.get(k).and_then(|a| plain(a));
-    let string = |s: &str| shown_whole(crate::entry::python_str_repr(s));
+    let string = |s: &str| bounded(crate::entry::python_str_repr(s));
     let strings = |parts: Vec<&str>| {
         let reprs: Vec<String> = parts
             .iter()
             .map(|p| crate::entry::python_str_repr(p))
             .collect();
-        shown_whole(list_repr(&reprs))
+        bounded(list_repr(&reprs))
     };
     match (method, args.len()) {
         ("upper", 0) => string(&this.to_ascii_uppercase()),
@@ -411,7 +411,7 @@ fn slice(base: &str, index: &str, colons: &[usize], scope: &Scope) -> Option<Str
         _ => return None,
     };
     let picked = slice_indices(items.len(), &bounds)?;
-    shown_whole(rebuild(
+    bounded(rebuild(
         picked.into_iter().map(|k| items[k].clone()).collect(),
     ))
 }
@@ -488,7 +488,7 @@ fn list_call(text: &str, scope: &Scope) -> Option<String> {
     if !(scope.builtin)("list") || !super::lexer::closes_at_end(&text[5..]) {
         return None;
     }
-    shown_whole(list_repr(&super::iteration::items(inner, scope)?))
+    bounded(list_repr(&super::iteration::items(inner, scope)?))
 }
 
 /// `A + B + ...` of settled lists, or of strings without escapes.
@@ -509,10 +509,10 @@ fn concatenation(text: &str, scope: &Scope) -> Option<String> {
             .iter()
             .flat_map(|r| crate::entry::elements(r).unwrap_or_default())
             .collect();
-        return shown_whole(list_repr(&items));
+        return bounded(list_repr(&items));
     }
     let texts: Vec<&str> = reprs.iter().map(|r| unescaped(r)).collect::<Option<_>>()?;
-    shown_whole(crate::entry::python_str_repr(&texts.concat()))
+    bounded(crate::entry::python_str_repr(&texts.concat()))
 }
 
 /// The value of the key whose repr is `key`, `Some(None)` where the dict has none;
@@ -531,11 +531,28 @@ pub fn dict_value(entries: &[(Repr, Repr)], key: &str) -> Option<Option<String>>
     Some(found.map(|(_, value)| value.text.clone()))
 }
 
-/// `repr` where the tracer would show it whole: it cuts longer reprs (with `…`), so a
-/// repr built here past its limit says nothing of what a state shows.
-pub fn shown_whole(repr: String) -> Option<String> {
+/// `repr`, if it is short enough to be worth working out here (a long value is
+/// still shown as the tracer cuts it: see [`as_shown`]).
+pub fn bounded(repr: String) -> Option<String> {
+    (repr.chars().count() <= MOST_CHARS).then_some(repr)
+}
+
+/// The longest repr worked out.
+const MOST_CHARS: usize = 4000;
+
+/// `repr` as a state shows it: the tracer cuts a repr longer than its limit (200
+/// characters) there and marks the cut with `…`.
+pub fn as_shown(repr: String) -> String {
     let limit = crate::tracer::Limits::default().max_repr;
-    (repr.chars().count() <= limit).then_some(repr)
+    match repr.char_indices().nth(limit) {
+        Some((at, _)) => format!("{}…", &repr[..at]),
+        None => repr,
+    }
+}
+
+/// Whether a shown repr was cut (see [`as_shown`]): it is no value to work from.
+pub fn cut(repr: &str) -> bool {
+    repr.contains('…')
 }
 
 /// `A if C else B`: Python runs only the branch the condition picks.
@@ -647,10 +664,24 @@ mod tests {
     }
 
     #[test]
-    fn nothing_longer_than_the_tracer_shows_whole() {
+    fn long_values_are_worked_out_whole_and_shown_cut() {
         let long = format!("'{}'", "a".repeat(150));
         assert_eq!(known(&format!("{long}[:150]")).map(|r| r.len()), Some(152));
-        assert_eq!(known(&format!("{long} + {long}")), None);
+        let joined = known(&format!("{long} + {long}")).unwrap();
+        assert_eq!(joined.len(), 302);
+        assert_eq!(
+            known(&format!("len({long} + {long})")).as_deref(),
+            Some("300")
+        );
+        let shown = as_shown(joined);
+        assert_eq!(shown.chars().count(), 201);
+        assert!(shown.starts_with("'aaa") && shown.ends_with("a…") && cut(&shown));
+        assert_eq!(as_shown("[1]".into()), "[1]");
+        assert_eq!(
+            known(&format!("{long} * 100")),
+            None,
+            "not worth working out"
+        );
     }
 
     #[test]

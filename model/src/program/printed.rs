@@ -197,7 +197,9 @@ fn plain_values(expr: &str, shown: &impl Fn(&str) -> Option<String>) -> Option<V
         .filter(|w| is_name(w) && !WORDS.contains(w))
         .map(shown)
         .collect::<Option<_>>()?;
-    values.iter().all(|v| plain(v)).then_some(values)
+    // A cut repr is not the value's: its `str()` is longer.
+    let whole = |v: &String| plain(v) && !super::known::cut(v);
+    values.iter().all(whole).then_some(values)
 }
 
 /// `arg` with its string literals blanked out (their words are no names).
@@ -421,6 +423,12 @@ mod tests {
         assert!(!p.admits("2 3.5 b\n"));
         let own_len = Printed::of_statement("print(len(xs))", shown, |name| name != "len");
         assert_eq!(own_len, None, "the program's own len");
+    }
+
+    #[test]
+    fn a_value_the_state_shows_cut_is_not_printed_from_its_repr() {
+        let long = |name: &str| (name == "xs").then(|| format!("[{}…", "1, ".repeat(70)));
+        assert_eq!(Printed::of_statement("print(xs)", long, |_| true), None);
     }
 
     #[test]
