@@ -290,7 +290,7 @@ impl NextState<'_> {
             value_of: &|name| {
                 let shown =
                     |name: &str| shown_value(prev, name).filter(|v| !crate::program::known::cut(v));
-                crate::program::known::dotted_value(name, shown, |c| program.default_repr(c))
+                crate::program::known::dotted_value(name, shown, |c| program.shows_fields(c))
             },
             builtin: &|name| program.builtin_in(name, prev),
         })

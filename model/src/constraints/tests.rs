@@ -2259,3 +2259,18 @@ fn bindings_a_long_value_as_the_tracer_cuts_it() {
         named(&[("dp", &[shown.as_str()])])
     );
 }
+
+#[test]
+fn returned_value_of_a_statement_over_lines_reading_named_tuple_fields() {
+    let source = "from typing import NamedTuple\n\nclass Point(NamedTuple):\n    x: int\n    y: int\n\ndef cross(p, q):\n    return (p.x * q.y) - (\n        p.y * q.x\n    )\n";
+    let p = ProgramModel::of(source);
+    let locals = [("p", "Point(x=1, y=2)"), ("q", "Point(x=3, y=5)")];
+    let prev = state(&p, Event::Line, 8, "cross", &[], &locals);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    let written = "{\"..\":\"..\"}\n<|value|>";
+    assert_eq!(
+        next.returned_value("<|return|>8 0 cross", written)
+            .as_deref(),
+        Some("\"-1\"")
+    );
+}

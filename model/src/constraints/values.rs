@@ -561,11 +561,11 @@ impl NextState<'_> {
             .locals
             .get(name)
             .filter(|b| !crate::program::known::cut(b))?;
-        let default_repr = |class: &str| self.program.default_repr(class);
+        let shows_fields = |class: &str| self.program.shows_fields(class);
         let old = match field {
             Some(field) => {
                 let shown = |n: &str| (n == name).then(|| before.clone());
-                crate::program::known::dotted_value(&format!("{name}.{field}"), shown, default_repr)
+                crate::program::known::dotted_value(&format!("{name}.{field}"), shown, shows_fields)
             }
             None => Some(before.clone()),
         };
@@ -1045,8 +1045,8 @@ impl NextState<'_> {
             .next()?
             .parse()
             .ok()?;
-        let code = self.program.lines.get(line.checked_sub(1)?)?.trim();
-        let code = code.split(" #").next().unwrap_or(code).trim_end();
+        // The whole statement: `return (a +` may go on over lines.
+        let code = self.program.statement_text(u32::try_from(line).ok()?)?;
         let expr = code.strip_prefix("return ")?.trim();
         if let Some(repr) = crate::entry::exact_literal_repr(expr) {
             return Some(Returned::Repr(repr));
@@ -1060,7 +1060,7 @@ impl NextState<'_> {
             locals_before: self.prev.locals.clone(),
             globals_before: self.prev.globals.clone(),
             builtins,
-            default_repr_classes: self.program.default_repr_classes(),
+            fields_shown_by: self.program.classes_showing_fields(),
         })
     }
 
@@ -1110,7 +1110,7 @@ pub enum Returned {
         builtins: BTreeSet<String>,
         /// The program's classes whose instances show their fields (see
         /// [`crate::program::known::dotted_value`]).
-        default_repr_classes: Vec<String>,
+        fields_shown_by: Vec<String>,
     },
 }
 
@@ -1125,7 +1125,7 @@ impl Returned {
                 locals_before,
                 globals_before,
                 builtins,
-                default_repr_classes,
+                fields_shown_by,
             } => {
                 let section = |text: &str| -> Option<IndexMap<String, String>> {
                     serde_json::from_str(text).ok()
@@ -1152,7 +1152,7 @@ impl Returned {
                     let whole =
                         |name: &str| value_of(name).filter(|v| !crate::program::known::cut(v));
                     crate::program::known::dotted_value(name, whole, |class| {
-                        default_repr_classes.iter().any(|c| c == class)
+                        fields_shown_by.iter().any(|c| c == class)
                     })
                 };
                 let scope = crate::program::known::Scope {

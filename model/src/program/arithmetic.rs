@@ -323,10 +323,10 @@ impl Parser<'_> {
         if rest.starts_with('.') || exponent {
             let digits = |c: char| c.is_ascii_digit() || "eE_".contains(c);
             let mut end = self.at;
-            if rest.starts_with('.') {
-                end += 1 + rest[1..]
+            if let Some(fraction) = rest.strip_prefix('.') {
+                end += 1 + fraction
                     .find(|c: char| !digits(c))
-                    .unwrap_or(rest.len() - 1);
+                    .unwrap_or(fraction.len());
             }
             // An exponent's sign: `1e-5`.
             let mut literal = std::str::from_utf8(&self.text[start..end])

@@ -219,7 +219,7 @@ fn kinds_of(repr: &str) -> Option<&'static [&'static str]> {
     Some(match repr {
         "True" | "False" => &["bool", "int"],
         r if r.starts_with(['\'', '"']) => &["str"],
-        r if r == "set()" => &["set"],
+        "set()" => &["set"],
         r => match (Number::of_repr(r), Repr::parse(r).kind) {
             (Some(Number::Int(_)), _) => &["int"],
             (Some(Number::Float(_)), _) => &["float"],
@@ -267,8 +267,11 @@ pub fn split_call(text: &str) -> Option<(&str, Vec<String>)> {
         .then(|| (name, lexer::split_top(&text[open + 1..text.len() - 1])))
 }
 
+/// A call's keyword arguments: name and value texts.
+type Keywords<'a> = Vec<(&'a str, &'a str)>;
+
 /// Positional arguments and `name=value` keywords; `None` for `*args` or `**kw`.
-fn arguments(args: &[String]) -> Option<(Vec<&str>, Vec<(&str, &str)>)> {
+fn arguments(args: &[String]) -> Option<(Vec<&str>, Keywords<'_>)> {
     let (mut positional, mut keywords) = (Vec::new(), Vec::new());
     for arg in args {
         if arg.starts_with('*') {

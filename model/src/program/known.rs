@@ -95,20 +95,20 @@ fn dotted_name(text: &str) -> bool {
 }
 
 /// The value of `name` (`n`, or `p.x.y`): a name's from `value_of`, a field's from its
-/// object's repr, where that is the tracer's writing of an object with Python's
-/// default repr (`Point(x=1, y=2)`, its instance fields in order), which
-/// `default_repr` says of a class of that name. A field the repr does not show (a
-/// class attribute, a property) is not known.
+/// object's repr, where `shows_fields` says the class of that name writes its fields
+/// by name (the tracer's writing of an object with Python's default repr,
+/// `Point(x=1, y=2)`, or a `NamedTuple`'s). A field the repr does not show (a class
+/// attribute, a property) is not known.
 pub fn dotted_value(
     name: &str,
     value_of: impl Fn(&str) -> Option<String>,
-    default_repr: impl Fn(&str) -> bool,
+    shows_fields: impl Fn(&str) -> bool,
 ) -> Option<String> {
     let mut parts = name.split('.');
     let mut repr = value_of(parts.next()?)?;
     for field in parts {
         let class = repr.split_once('(')?.0;
-        if !super::layout::is_name(class) || !default_repr(class) || repr.contains('…') {
+        if !super::layout::is_name(class) || !shows_fields(class) || cut(&repr) {
             return None;
         }
         let Kind::Object(fields) = Repr::parse(&repr).kind else {
@@ -246,11 +246,14 @@ fn str_method(text: &str, scope: &Scope) -> Option<String> {
         }
         ("islower" | "isupper", 0) => {
             // At least one cased character, and none of the other case.
-            let (wanted, other): (fn(&char) -> bool, fn(&char) -> bool) = match method {
-                "islower" => (char::is_ascii_lowercase, char::is_ascii_uppercase),
-                _ => (char::is_ascii_uppercase, char::is_ascii_lowercase),
+            let (lower, upper) = (
+                this.chars().any(|c| c.is_ascii_lowercase()),
+                this.chars().any(|c| c.is_ascii_uppercase()),
+            );
+            let holds = match method {
+                "islower" => lower && !upper,
+                _ => upper && !lower,
             };
-            let holds = this.chars().any(|c| wanted(&c)) && !this.chars().any(|c| other(&c));
             Some(python_bool(holds))
         }
         ("zfill", 1) => {

@@ -138,6 +138,25 @@ impl ProgramModel {
         text.split(" #").next().unwrap_or(text)
     }
 
+    /// The text of the statement on `line`, its lines joined (inside brackets a line
+    /// break is a space), comments cut; `None` where a line continues with a
+    /// backslash or a string spans lines.
+    pub fn statement_text(&self, line: u32) -> Option<String> {
+        let lines = self.flow.statement(line);
+        let several = lines.len() > 1;
+        let mut parts = Vec::new();
+        for l in lines {
+            let text = self.lines.get(l as usize - 1)?;
+            let code = super::lexer::without_comment(text).trim_end();
+            let spans = code.ends_with('\\') || code.contains("\"\"\"") || code.contains("\'\'\'");
+            if several && spans {
+                return None;
+            }
+            parts.push(code.trim().to_string());
+        }
+        Some(parts.join(" "))
+    }
+
     /// The lines (1-based) that run in `function`'s frame.
     pub fn frame_lines<'s>(&'s self, function: &'s str) -> impl Iterator<Item = u32> + 's {
         let layout = &self.layout;
@@ -293,13 +312,48 @@ impl ProgramModel {
         !self.attributes_hooked && self.default_repr(class)
     }
 
-    /// The program's classes whose instances show Python's default repr.
-    pub fn default_repr_classes(&self) -> Vec<String> {
+    /// Whether instances of the program's class `class` show their fields by name
+    /// (`Point(x=1, y=2)`), so that `obj.field` reads from the repr: a class with
+    /// Python's default repr (see [`Self::default_repr`]), or a `typing.NamedTuple`
+    /// whose repr is its own.
+    pub fn shows_fields(&self, class: &str) -> bool {
+        self.plain_class(class, 0) || self.named_tuple(class)
+    }
+
+    /// The program's classes whose instances show their fields (see
+    /// [`Self::shows_fields`]).
+    pub fn classes_showing_fields(&self) -> Vec<String> {
         let mut classes: Vec<String> = self.layout.classes.values().cloned().collect();
         classes.sort();
         classes.dedup();
-        classes.retain(|c| self.default_repr(c));
+        classes.retain(|c| self.shows_fields(c));
         classes
+    }
+
+    /// `class NAME(NamedTuple):`, undecorated, that writes no repr or attribute
+    /// lookup of its own.
+    fn named_tuple(&self, class: &str) -> bool {
+        let lines: Vec<u32> = self
+            .layout
+            .classes
+            .iter()
+            .filter(|(_, c)| *c == class)
+            .map(|(&line, _)| line)
+            .collect();
+        let [line] = lines[..] else { return false };
+        let header = self.code(line).trim().replace(' ', "");
+        let named = ["NamedTuple", "typing.NamedTuple"]
+            .iter()
+            .any(|base| header == format!("class{class}({base}):"));
+        let own_ways = |l: u32| {
+            layout::words(self.code(l)).any(|w| {
+                matches!(
+                    w,
+                    "__repr__" | "__getattr__" | "__getattribute__" | "__class__"
+                )
+            })
+        };
+        named && !self.decorated(line) && !self.block(line).any(own_ways)
     }
 
     fn plain_class(&self, class: &str, depth: usize) -> bool {
