@@ -149,6 +149,11 @@ impl NextState<'_> {
                     if event == "<|return|>" && !lines.iter().any(|&l| self.program.ends_frame(l)) {
                         lines.clear();
                     }
+                    // A statement Python settles cannot raise.
+                    if event == "<|exception|>" && prev.event == Event::Line && self.cannot_raise()
+                    {
+                        lines.clear();
+                    }
                     lines
                 },
             )),

@@ -2274,3 +2274,26 @@ fn returned_value_of_a_statement_over_lines_reading_named_tuple_fields() {
         Some("\"-1\"")
     );
 }
+
+#[test]
+fn a_statement_python_settles_cannot_raise() {
+    let source = "def f(step):\n    n = step * 2\n    return n\n    return g(n)\n    m = n // 0\n";
+    let p = ProgramModel::of(source);
+    let raises_at = |line| {
+        let prev = state(
+            &p,
+            Event::Line,
+            line,
+            "f",
+            &[],
+            &[("step", "3"), ("n", "6")],
+        );
+        let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+        next.flow_lines("<|exception|>")
+            .map(|(_, lines)| !lines.is_empty())
+    };
+    assert_eq!(raises_at(2), Some(false));
+    assert_eq!(raises_at(3), Some(false));
+    assert_eq!(raises_at(4), Some(true), "g may raise");
+    assert_eq!(raises_at(5), Some(true), "a division by zero raises");
+}

@@ -480,41 +480,12 @@ impl NextState<'_> {
     /// `global` or `nonlocal` could put a name elsewhere, nor for a literal with braces
     /// (a set's repr has an order of its own).
     fn assigned_values(&self) -> Option<Bindings> {
-        let (prev, program) = (self.prev, self.program);
-        if !self.steps_past_one_line() {
-            return None;
-        }
-        let code = program.code(prev.line);
-        let (names, values) = match assignment(code) {
-            Some((names, values)) => (names, values.to_string()),
-            None => {
-                let (name, value) = augmented_arithmetic(code)?;
-                (vec![name.to_string()], value)
-            }
-        };
-        let values = values.as_str();
-        let value = |text: &str| {
-            self.known_repr(text.trim())
-                .map(crate::program::known::as_shown)
-        };
-        let values: Vec<Option<String>> = match names.len() {
-            1 => vec![value(values)],
-            n => {
-                let parts = crate::program::lexer::split_top(unparenthesized(values));
-                match parts.len() {
-                    // One value unpacked: `q, r = divmod(n, 2)`.
-                    1 => {
-                        let items = tuple_parts(&value(&parts[0])?)?;
-                        if items.len() != n {
-                            return None;
-                        }
-                        items.into_iter().map(Some).collect()
-                    }
-                    len if len == n => parts.iter().map(|p| value(p)).collect(),
-                    _ => return None,
-                }
-            }
-        };
+        let prev = self.prev;
+        let (names, values) = self.assignment_values()?;
+        let values: Vec<Option<String>> = values
+            .into_iter()
+            .map(|v| v.map(crate::program::known::as_shown))
+            .collect();
         let all_known = values.iter().all(Option::is_some);
         let repeated = |name: &str| names.iter().filter(|n| *n == name).count() > 1;
         let targets: Vec<Binding> = names
@@ -537,6 +508,60 @@ impl NextState<'_> {
             written_on: None,
             continues: None,
         })
+    }
+
+    /// The names a one-line assignment or augmented assignment binds, and the value
+    /// each takes where Python settles it (whole, not cut as a state shows it).
+    fn assignment_values(&self) -> Option<(Vec<String>, Vec<Option<String>>)> {
+        if !self.steps_past_one_line() {
+            return None;
+        }
+        let code = self.program.code(self.prev.line);
+        let (names, values) = match assignment(code) {
+            Some((names, values)) => (names, values.to_string()),
+            None => {
+                let (name, value) = augmented_arithmetic(code)?;
+                (vec![name.to_string()], value)
+            }
+        };
+        let value = |text: &str| self.known_repr(text.trim());
+        let values: Vec<Option<String>> = match names.len() {
+            1 => vec![value(&values)],
+            n => {
+                let parts = crate::program::lexer::split_top(unparenthesized(&values));
+                match parts.len() {
+                    // One value unpacked: `q, r = divmod(n, 2)`.
+                    1 => {
+                        let items = tuple_parts(&value(&parts[0])?)?;
+                        if items.len() != n {
+                            return None;
+                        }
+                        items.into_iter().map(Some).collect()
+                    }
+                    len if len == n => parts.iter().map(|p| value(p)).collect(),
+                    _ => return None,
+                }
+            }
+        };
+        Some((names, values))
+    }
+
+    /// Whether the statement on the current line finishes without raising, as Python
+    /// settles it from the values shown: `pass`, a `return` of a settled value, or an
+    /// assignment of settled values to names. Nothing of the program runs there.
+    pub(super) fn cannot_raise(&self) -> bool {
+        if !self.steps_past_one_line() {
+            return false;
+        }
+        let code = self.program.code(self.prev.line).trim();
+        match code.strip_prefix("return") {
+            _ if code == "pass" => true,
+            Some("") => true,
+            Some(expr) if expr.starts_with([' ', '(']) => self.known_repr(expr.trim()).is_some(),
+            _ => self
+                .assignment_values()
+                .is_some_and(|(_, values)| values.iter().all(Option::is_some)),
+        }
     }
 
     /// After a one-line `NAME.append(VALUE)`, `NAME[KEY] = VALUE` or `NAME[KEY] OP=
