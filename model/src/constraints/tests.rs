@@ -1679,6 +1679,29 @@ fn kept_a_call_inside_a_larger_value_binds_nothing_known() {
 }
 
 #[test]
+fn kept_a_call_inside_a_larger_value_that_python_settles_once_it_returned() {
+    let source = "def f():
+    return 1
+
+x = f() + k * 2
+y = g(f())
+z = f() + len(xs)
+";
+    let p = ProgramModel::of(source);
+    let after = |line: u32| {
+        let mut prev = state(&p, Event::Return, 2, "f", &[("<module>", line)], &[]);
+        prev.value = Some("1".into());
+        let caller = module_line(&p, line, &[("k", "3"), ("xs", "[1]")]);
+        let next = NextState::new(&p, &prev, None, Some(&caller), &Action::StepOver);
+        next.assigned_by_return(&format!("<|line|>{} 0 <module>", line + 1))
+            .map(|bindings| (bindings[0].name.clone(), bindings[0].options.clone()))
+    };
+    assert_eq!(after(4), Some(("x".to_string(), vec!["\"7\"".to_string()])));
+    assert_eq!(after(5), None, "g runs after f");
+    assert_eq!(after(6), None, "f could have changed the list");
+}
+
+#[test]
 fn body_spec_back_in_the_caller_holds_its_names_and_what_the_call_binds() {
     let source = "\
 def grow(xs):

@@ -353,20 +353,27 @@ impl NextState<'_> {
             return None;
         }
         let names = plain_names(targets)?;
-        // `CALLEE(...)` and nothing more, with no other call of that name inside.
+        let returned = prev.value.as_deref()?;
+        // `CALLEE(...)` and nothing more, with no other call of that name inside; or
+        // an expression around that one call that Python settles once it returned.
         let open = value.find('(')?;
         let callee = &value[..open];
         let last = callee.rsplit('.').next()?;
         let plain_path = callee.split('.').all(layout::is_name);
         let args = &value[open + 1..];
         let whole = closes_at_end(args);
-        if !plain_path || last != prev.function || !whole || args.contains(&format!("{last}(")) {
-            return None;
-        }
-        let returned = prev.value.as_deref()?;
+        let value = if plain_path
+            && last == prev.function
+            && whole
+            && !args.contains(&format!("{last}("))
+        {
+            returned.to_string()
+        } else {
+            self.around_returned_call(value, &prev.function, returned)?
+        };
         let values = match names.len() {
-            1 => vec![returned.to_string()],
-            n => tuple_parts(returned).filter(|parts| parts.len() == n)?,
+            1 => vec![value],
+            n => tuple_parts(&value).filter(|parts| parts.len() == n)?,
         };
         if values.iter().any(|v| v.starts_with('<')) {
             return None;
@@ -385,6 +392,41 @@ impl NextState<'_> {
             })
             .collect();
         Some(bindings)
+    }
+
+    /// The value of `expr`, which makes one call of `function` (just returned
+    /// `returned`), worked out from that value and the caller's other values as shown
+    /// at the call: `total + fib(k)`. Only immutable values are read beside the call
+    /// (it could have changed a list), and only where the caller is known.
+    fn around_returned_call(&self, expr: &str, function: &str, returned: &str) -> Option<String> {
+        let caller = self.caller.filter(|c| c.event == Event::Line)?;
+        let calls: Vec<usize> = crate::program::lexer::chars(expr)
+            .filter(|ch| ch.kind == crate::program::lexer::Kind::Code)
+            .map(|ch| ch.at)
+            .filter(|&at| {
+                let before = expr[..at].chars().next_back();
+                let starts_word = !before.is_some_and(|c| layout::is_name_char(c) || c == '.');
+                starts_word
+                    && expr[at..].starts_with(function)
+                    && expr[at + function.len()..].starts_with('(')
+            })
+            .collect();
+        let [at] = calls[..] else { return None };
+        let open = at + function.len() + 1;
+        let close = open + crate::program::lexer::closing_bracket(&expr[open..])?;
+        const RETURNED: &str = "__returned__";
+        let text = format!("{}{RETURNED}{}", &expr[..at], &expr[close + 1..]);
+        let value_of = |name: &str| match name {
+            RETURNED => Some(returned.to_string()),
+            _ => {
+                shown_value(caller, name).filter(|v| immutable(v) && !crate::program::known::cut(v))
+            }
+        };
+        let scope = crate::program::known::Scope {
+            value_of: &value_of,
+            builtin: &|name| self.program.builtin_in(name, caller),
+        };
+        crate::program::known::repr_of(&text, &scope).map(crate::program::known::as_shown)
     }
 
     /// After a one-line `NAME = VALUE` whose value the state does not settle (see
