@@ -145,7 +145,7 @@ pub fn call(text: &str, scope: &Scope) -> Option<String> {
         ("round", [number]) if keywords.is_empty() => match Number::of_repr(&value(number)?)? {
             Number::Int(n) => Some(n.to_string()),
             // Ties go to the even neighbour, as Python's do.
-            Number::Float(x) => Some((x.round_ties_even() as i128).to_string()),
+            Number::Float(x) => whole_float(x.round_ties_even()),
         },
         ("round", [number, digits]) if keywords.is_empty() => {
             let digits = usize::try_from(whole(digits)?).ok().filter(|d| *d <= 15)?;
@@ -355,7 +355,7 @@ fn integer_of(repr: &str) -> Option<String> {
     match Number::of_repr(repr) {
         Some(Number::Int(n)) => return Some(n.to_string()),
         // Towards zero.
-        Some(Number::Float(x)) => return Some((x.trunc() as i128).to_string()),
+        Some(Number::Float(x)) => return whole_float(x.trunc()),
         None => {}
     }
     let text = known::unescaped(repr)?.trim_matches(' ');
@@ -368,6 +368,11 @@ fn integer_of(repr: &str) -> Option<String> {
     well_formed
         .then(|| text.replace('_', "").parse::<i128>().ok())?
         .map(|n| n.to_string())
+}
+
+/// The repr of a float with no fraction as an `int`, where an `i128` holds it.
+fn whole_float(x: f64) -> Option<String> {
+    (x.abs() < 1e38).then(|| (x as i128).to_string())
 }
 
 /// A dict's repr from its entries in order, a later duplicate key replacing the

@@ -1,9 +1,12 @@
-//! The value of an expression where the values it reads settle it: a literal, a name,
-//! whole-number arithmetic ([`super::arithmetic`]), a comparison
+//! The value of an expression where the values it reads settle it: a literal, a name
+//! or an object's field, arithmetic ([`super::arithmetic`]), a comparison
 //! ([`super::conditions`]), a conditional expression, `str()`, `list()`, an item or
-//! a slice of a list, tuple, string or dict, a method of a plain string, or lists or
-//! strings joined with `+`, of those. What Python gives there is certain, so the
-//! grammar can hold a prediction to it.
+//! a slice of a list, tuple, string or dict, a method of a plain string, lists or
+//! strings joined with `+` or repeated with `*`, a display or comprehension
+//! ([`super::iteration`]) or a builtin's call ([`super::builtins`]), of those. What
+//! Python gives there is certain, so the grammar can hold a prediction to it.
+//!
+//! Values are reprs, worked out whole; a state shows a long one cut ([`as_shown`]).
 
 use super::{arithmetic, conditions};
 use crate::repr::{Kind, Repr};
@@ -69,8 +72,11 @@ fn repetition(text: &str, scope: &Scope) -> Option<String> {
         (Ok(times), Err(_)) => (b, times),
         _ => return None,
     };
-    // Past the tracer's limit anyway; and the count must fit before repeating.
-    let times = usize::try_from(times.clamp(0, 1000)).ok()?;
+    // A negative count repeats nothing; a long result is not worked out.
+    let times = usize::try_from(times.max(0)).ok()?;
+    if sequence.len().saturating_mul(times) > MOST_CHARS {
+        return None;
+    }
     let repeated = |items: Vec<String>| {
         let count = items.len();
         items

@@ -12,6 +12,9 @@
 //!   end; also the lines a breakpoint can stop on.
 //! - [`effects`]: which statements can change no object (pure builtins and methods).
 //! - [`kinds`]: how an expression's repr can begin, from its text (a list, a string).
+//! - [`known`]: the value of an expression that the values shown settle, with
+//!   [`arithmetic`], [`conditions`], [`builtins`] and [`iteration`] (displays,
+//!   comprehensions, what an iterable yields).
 //! - [`printed`]: what a `print(...)` statement writes.
 //! - [`syntax`]: syntax errors and the lines no run stands on (tree-sitter).
 

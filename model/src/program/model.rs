@@ -333,14 +333,9 @@ impl ProgramModel {
     /// `class NAME(NamedTuple):`, undecorated, that writes no repr or attribute
     /// lookup of its own.
     fn named_tuple(&self, class: &str) -> bool {
-        let lines: Vec<u32> = self
-            .layout
-            .classes
-            .iter()
-            .filter(|(_, c)| *c == class)
-            .map(|(&line, _)| line)
-            .collect();
-        let [line] = lines[..] else { return false };
+        let Some(line) = self.only_class_line(class) else {
+            return false;
+        };
         let header = self.code(line).trim().replace(' ', "");
         let named = ["NamedTuple", "typing.NamedTuple"]
             .iter()
@@ -356,7 +351,9 @@ impl ProgramModel {
         named && !self.decorated(line) && !self.block(line).any(own_ways)
     }
 
-    fn plain_class(&self, class: &str, depth: usize) -> bool {
+    /// The line of the program's one `class` statement binding `class`; `None` where
+    /// none or several do.
+    fn only_class_line(&self, class: &str) -> Option<u32> {
         let lines: Vec<u32> = self
             .layout
             .classes
@@ -364,7 +361,14 @@ impl ProgramModel {
             .filter(|(_, c)| *c == class)
             .map(|(&line, _)| line)
             .collect();
-        let [line] = lines[..] else { return false };
+        let [line] = lines[..] else { return None };
+        Some(line)
+    }
+
+    fn plain_class(&self, class: &str, depth: usize) -> bool {
+        let Some(line) = self.only_class_line(class) else {
+            return false;
+        };
         if depth > 8 || self.decorated(line) {
             return false;
         }
