@@ -1127,7 +1127,7 @@ impl NextState<'_> {
             locals_before: self.prev.locals.clone(),
             globals_before: self.prev.globals.clone(),
             builtins,
-            fields_shown_by: self.program.classes_showing_fields(),
+            fields_shown_by: self.program.classes_showing_fields().clone(),
         })
     }
 
@@ -1177,7 +1177,7 @@ pub enum Returned {
         builtins: BTreeSet<String>,
         /// The program's classes whose instances show their fields (see
         /// [`crate::program::known::dotted_value`]).
-        fields_shown_by: Vec<String>,
+        fields_shown_by: BTreeSet<String>,
     },
 }
 
@@ -1219,7 +1219,7 @@ impl Returned {
                     let whole =
                         |name: &str| value_of(name).filter(|v| !crate::program::known::cut(v));
                     crate::program::known::dotted_value(name, whole, |class| {
-                        fields_shown_by.iter().any(|c| c == class)
+                        fields_shown_by.contains(class)
                     })
                 };
                 let scope = crate::program::known::Scope {
@@ -1352,17 +1352,9 @@ fn with_field(
     repr: &str,
     field: &str,
     value: String,
-    default_repr: impl Fn(&str) -> bool,
+    set_plainly: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    let class = repr.split_once('(')?.0;
-    if !layout::is_name(class) || !default_repr(class) || repr.contains('…') {
-        return None;
-    }
-    let Kind::Object(fields) = Repr::parse(repr).kind else {
-        // A fresh instance before its first field: `C()`.
-        return (repr == format!("{class}()")).then(|| format!("{class}({field}={value})"));
-    };
-    let mut fields: Vec<(String, String)> = fields.into_iter().map(|(f, v)| (f, v.text)).collect();
+    let (class, mut fields) = crate::program::known::object_fields(repr, set_plainly)?;
     match fields.iter_mut().find(|(f, _)| f == field) {
         Some(entry) => entry.1 = value,
         None => fields.push((field.to_string(), value)),

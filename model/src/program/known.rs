@@ -113,16 +113,31 @@ pub fn dotted_value(
     let mut parts = name.split('.');
     let mut repr = value_of(parts.next()?)?;
     for field in parts {
-        let class = repr.split_once('(')?.0;
-        if !super::layout::is_name(class) || !shows_fields(class) || cut(&repr) {
-            return None;
-        }
-        let Kind::Object(fields) = Repr::parse(&repr).kind else {
-            return None;
-        };
-        repr = fields.into_iter().find(|(f, _)| f == field)?.1.text;
+        let (_, fields) = object_fields(&repr, &shows_fields)?;
+        repr = fields.into_iter().find(|(f, _)| f == field)?.1;
     }
     Some(repr)
+}
+
+/// The class and the fields (names and reprs, in order) of an object's repr, where
+/// `shows_fields` says its class writes them by name (`Point(x=1, y=2)`; a fresh
+/// `Point()` has none) and the repr is whole.
+pub fn object_fields(
+    repr: &str,
+    shows_fields: impl Fn(&str) -> bool,
+) -> Option<(&str, Vec<(String, String)>)> {
+    let class = repr.split_once('(')?.0;
+    if !super::layout::is_name(class) || !shows_fields(class) || cut(repr) {
+        return None;
+    }
+    match Repr::parse(repr).kind {
+        Kind::Object(fields) => Some((
+            class,
+            fields.into_iter().map(|(f, v)| (f, v.text)).collect(),
+        )),
+        _ if repr == format!("{class}()") => Some((class, Vec::new())),
+        _ => None,
+    }
 }
 
 /// A method of a shown ASCII string without escapes (whose repr is its text in

@@ -49,6 +49,11 @@ pub struct ProgramModel {
     /// The program may store an attribute elsewhere than its object's fields (a
     /// `__setattr__`, a descriptor's `__set__`, a property's setter).
     attributes_hooked: bool,
+    /// The classes whose instances show their fields by name, and of those the ones
+    /// with Python's default repr (see `shows_fields`, `default_repr`), worked out
+    /// once: rules ask per name they read.
+    fields_shown: BTreeSet<String>,
+    default_reprs: BTreeSet<String>,
 }
 
 impl ProgramModel {
@@ -102,6 +107,8 @@ impl ProgramModel {
                 source,
                 &["locals", "vars", "_getframe", "currentframe", "f_locals"],
             ),
+            fields_shown: BTreeSet::new(),
+            default_reprs: BTreeSet::new(),
             attributes_hooked: mentions(
                 source,
                 &[
@@ -115,6 +122,14 @@ impl ProgramModel {
             ),
         };
         model.class_code_runs_unasked = model.class_code_runs_unasked();
+        let classes: BTreeSet<String> = model.layout.classes.values().cloned().collect();
+        model.default_reprs = (classes.iter())
+            .filter(|c| model.plain_class(c, 0))
+            .cloned()
+            .collect();
+        model.fields_shown = (classes.into_iter())
+            .filter(|c| model.default_reprs.contains(c) || model.named_tuple(c))
+            .collect();
         for line in 1..=model.lines.len() as u32 {
             for name in model.binds(line) {
                 model.binding_lines.entry(name).or_default().insert(line);
@@ -302,7 +317,7 @@ impl ProgramModel {
     /// which the tracer writes as their fields (`Point(x=1, y=2)`): see
     /// [`Self::fresh_instance_repr`].
     pub fn default_repr(&self, class: &str) -> bool {
-        self.plain_class(class, 0)
+        self.default_reprs.contains(class)
     }
 
     /// Whether setting a field of an instance of `class` (`obj.x = v`) puts it in the
@@ -317,17 +332,13 @@ impl ProgramModel {
     /// Python's default repr (see [`Self::default_repr`]), or a `typing.NamedTuple`
     /// whose repr is its own.
     pub fn shows_fields(&self, class: &str) -> bool {
-        self.plain_class(class, 0) || self.named_tuple(class)
+        self.fields_shown.contains(class)
     }
 
     /// The program's classes whose instances show their fields (see
     /// [`Self::shows_fields`]).
-    pub fn classes_showing_fields(&self) -> Vec<String> {
-        let mut classes: Vec<String> = self.layout.classes.values().cloned().collect();
-        classes.sort();
-        classes.dedup();
-        classes.retain(|c| self.shows_fields(c));
-        classes
+    pub fn classes_showing_fields(&self) -> &BTreeSet<String> {
+        &self.fields_shown
     }
 
     /// `class NAME(NamedTuple):`, undecorated, that writes no repr or attribute
