@@ -104,6 +104,10 @@ enum Command {
         /// Step Into requests per session.
         #[arg(long, default_value_t = 30)]
         session_steps: usize,
+        /// With `--sessions`: run only the session on the K-th of those programs (from
+        /// 1), to look into one miss.
+        #[arg(long, requires = "sessions")]
+        only: Option<usize>,
     },
     /// CruxEval-format benchmark: output prediction (step_return, breakpoint) or input
     /// prediction (inv_step_call), scored pass@1.
@@ -406,6 +410,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             sessions,
             search,
             session_steps,
+            only,
         } => {
             use neural_model::eval::{episodes_from_programs, evaluate, table};
             let mut episodes = match &programs {
@@ -432,7 +437,15 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     }
                 }
                 let stride = programs.len().div_ceil(count.max(1)).max(1);
-                let programs: Vec<_> = programs.into_iter().step_by(stride).take(count).collect();
+                let mut programs: Vec<_> =
+                    programs.into_iter().step_by(stride).take(count).collect();
+                if let Some(k) = only {
+                    programs = programs
+                        .into_iter()
+                        .skip(k.saturating_sub(1))
+                        .take(1)
+                        .collect();
+                }
                 let predictor = load_predictor(model)?.with_search(search);
                 let progress = neural_model::progress::bar(programs.len() as u64, "sessions");
                 let mut misses = SampleFile::create(out.as_deref())?;

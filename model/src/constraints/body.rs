@@ -332,7 +332,20 @@ impl NextState<'_> {
             let binds = program.binds(line).into_iter();
             changeable.extend(binds.filter(|n| !targets.as_ref().is_some_and(|t| t.contains(n))));
         }
-        if reaches_in && !self.changes_no_object() {
+        // A settled pop changes its list or dict, and whatever other name shows it
+        // (which may be the same object), where the rest of the statement changes none.
+        let popped = self.popped(program.code(prev.line)).filter(|p| {
+            program.text_mutates_nothing(&p.statement) && self.changes_no_object_but_calls()
+        });
+        if let Some(p) = popped.filter(|_| reaches_in) {
+            let before = shown_value(prev, &p.name);
+            changeable.extend(
+                prev.locals
+                    .iter()
+                    .filter(|(name, value)| **name == p.name || Some(*value) == before.as_ref())
+                    .map(|(name, _)| name.clone()),
+            );
+        } else if reaches_in && !self.changes_no_object() {
             changeable.extend(
                 prev.locals
                     .iter()
@@ -365,16 +378,20 @@ impl NextState<'_> {
     /// augmented assignment (`xs += ...`, which changes a list in place, aliases and
     /// all) has an immutable target.
     fn changes_no_object(&self) -> bool {
+        self.program.mutates_nothing(self.prev.line) && self.changes_no_object_but_calls()
+    }
+
+    /// Whether the current statement changes no object but through what it calls: no
+    /// value it could reach is an object whose code could run, and an augmented
+    /// assignment has an immutable target (see `changes_no_object`).
+    fn changes_no_object_but_calls(&self) -> bool {
         let prev = self.prev;
         let opaque = |vars: &crate::state::Vars| vars.values().any(|v| v.starts_with('<'));
         let code = self.program.code(prev.line);
         let in_place = augmented_target(code)
             .and_then(|name| shown_value(prev, name))
             .is_some_and(|value| !immutable(&value));
-        self.program.mutates_nothing(prev.line)
-            && !opaque(&prev.locals)
-            && !opaque(&prev.globals)
-            && !in_place
+        !opaque(&prev.locals) && !opaque(&prev.globals) && !in_place
     }
 
     /// Names the locals of the state `header` begins must hold (anywhere among them):
@@ -464,6 +481,23 @@ impl NextState<'_> {
             .filter(|n| !program.defines(n))
             .filter(|n| !unbindable.contains(n))
             .collect()
+    }
+
+    /// Whether the action is a forward step from a one-line statement whose own
+    /// bindings hold once it has run: as `steps_past_one_line`, or where another frame
+    /// could rebind names but this frame declares no `global` (its names, `nonlocal`
+    /// ones too, show among its locals, and the statement binds them last).
+    pub(super) fn steps_past_own_binding(&self) -> bool {
+        let (prev, program) = (self.prev, self.program);
+        let declares_global = || {
+            program
+                .frame_lines(&prev.function)
+                .any(|l| program.code(l).trim_start().starts_with("global "))
+        };
+        self.action.is_forward_step()
+            && prev.event == Event::Line
+            && program.flow.statement(prev.line).len() == 1
+            && (!program.rebinds_from_afar || !declares_global())
     }
 
     /// Whether the action is a forward step from a one-line statement whose names no

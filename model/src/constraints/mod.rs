@@ -160,8 +160,9 @@ impl NextState<'_> {
     /// current one, else the first; backward: the last before it, else the last), the
     /// variables unchanged. Forward past a frame's last line, or from an exception no
     /// handler of the frame can catch, its return (the value unknown: `None`); from a
-    /// return, the caller's next line with what it held at the call. `None` where
-    /// nothing of the kind is known.
+    /// return, the caller's next line with what it held at the call (its calling line
+    /// with no variables where that is not known). `None` where nothing of the kind is
+    /// known.
     pub fn guess(&self) -> Option<State> {
         let prev = self.prev;
         let backward = match self.action {
@@ -194,13 +195,48 @@ impl NextState<'_> {
             after.or(lines.first())
         };
         if let Some(&line) = line.filter(|_| depth == Some(holder.depth)) {
-            return Some(State {
+            let mut state = State {
                 event: Event::Line,
                 line,
                 source: self.program.lines.get(line as usize - 1)?.clone(),
                 value: None,
                 stdout: String::new(),
                 ..holder.clone()
+            };
+            // What the rules settle of the names holds in a guess too.
+            let header = format!("<|line|>{line} {} {}", holder.depth, holder.function);
+            let settled = self
+                .values(&header, false)
+                .into_iter()
+                .flat_map(|b| b.targets);
+            for target in settled.filter(|_| !backward) {
+                if let [only] = &target.options[..] {
+                    if let Ok(value) = serde_json::from_str::<String>(only) {
+                        state.locals.insert(target.name, value);
+                    }
+                }
+            }
+            return Some(state);
+        }
+        // Back from a call whose caller's state is not known (or not where the stack
+        // says): its calling line, with no variables to show (the guess says so).
+        if let (Event::Return, false) = (prev.event, backward) {
+            let (frame, callers) = prev.stack.split_last()?;
+            return Some(State {
+                event: Event::Line,
+                line: frame.line,
+                source: self
+                    .program
+                    .lines
+                    .get(frame.line.checked_sub(1)? as usize)?
+                    .clone(),
+                function: frame.function.clone(),
+                depth: prev.depth.checked_sub(1)?,
+                stack: callers.to_vec(),
+                locals: Default::default(),
+                value: None,
+                stdout: String::new(),
+                ..prev.clone()
             });
         }
         let returns = self.flow_lines("<|return|>");

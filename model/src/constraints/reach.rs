@@ -109,6 +109,8 @@ impl NextState<'_> {
         // Stepping into a call: a function the running statement may call.
         if event == "<|call|>" && *self.action == Action::StepInto {
             return match prev.event {
+                // A statement Python settles runs no code of the program.
+                Event::Line if self.cannot_raise() => Some((prev.depth + 1, BTreeSet::new())),
                 Event::Line => Some((
                     prev.depth + 1,
                     match self.program.only_callee(prev.line) {
@@ -141,6 +143,10 @@ impl NextState<'_> {
                     if let Some(into) = into.or_else(|| self.branch_taken()) {
                         let block = self.program.block(prev.line);
                         lines.retain(|line| block.contains(line) == into);
+                    }
+                    // No exception is being handled after a line that raised none.
+                    if prev.event == Event::Line {
+                        lines.retain(|&line| !self.enters_handler(prev.line, line));
                     }
                     lines
                 } else {
@@ -177,6 +183,8 @@ impl NextState<'_> {
                     if !self.program.may_report_again(caller.line) {
                         lines.remove(&caller.line);
                     }
+                    // A call that returned raised nothing to handle.
+                    lines.retain(|&line| !self.enters_handler(caller.line, line));
                 }
                 Some((here.checked_sub(1)?, lines))
             }
@@ -200,6 +208,18 @@ impl NextState<'_> {
                 Some((here.checked_sub(1)?, flow.statement(caller.line)))
             }
             _ => None,
+        }
+    }
+
+    /// Whether a `line` event on `to` right after one on `from` in the same frame,
+    /// with no exception between, would enter an `except` clause: only an exception
+    /// does that, or an earlier clause that did not match going on to the next.
+    fn enters_handler(&self, from: u32, to: u32) -> bool {
+        let program = self.program;
+        match program.handler_of(to) {
+            Some(h) if h == to => !program.is_handler(from),
+            Some(h) => h != from && !program.block(h).contains(&from),
+            None => false,
         }
     }
 

@@ -51,6 +51,63 @@ struct Next {
     continues: Option<bool>,
 }
 
+/// Whether position `at` of the statement `code` lies in a comprehension or a
+/// lambda, whose names are not the frame's: a bracket around it holds a `for` or a
+/// `lambda`, or a `lambda` comes before it outside brackets.
+fn in_own_scope(code: &str, at: usize) -> bool {
+    let own = |text: &str| layout::words(text).any(|w| w == "for" || w == "lambda");
+    let mut open: Vec<usize> = Vec::new();
+    for (pos, c, _) in crate::program::lexer::code_chars(code) {
+        match c {
+            '(' | '[' | '{' => open.push(pos),
+            ')' | ']' | '}' => match open.pop() {
+                Some(start) if start < at && at < pos && own(&code[start + 1..pos]) => {
+                    return true;
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    // A bracket that never closes runs to the end.
+    let unclosed = open
+        .iter()
+        .any(|&start| start < at && own(&code[start + 1..]));
+    let top_before: String = crate::program::lexer::code_chars(&code[..at])
+        .filter(|&(_, _, depth)| depth == 0)
+        .map(|(_, c, _)| c)
+        .collect();
+    unclosed || layout::words(&top_before).any(|w| w == "lambda")
+}
+
+/// `code` with the text of every bracket that does not enclose position `at` blanked:
+/// what decides whether the code at `at` runs.
+fn outside_other_brackets(code: &str, at: usize) -> String {
+    let mut text = code.as_bytes().to_vec();
+    let mut open: Vec<usize> = Vec::new();
+    for (pos, c, _) in crate::program::lexer::code_chars(code) {
+        match c {
+            '(' | '[' | '{' => open.push(pos),
+            ')' | ']' | '}' => match open.pop() {
+                Some(start) if !(start < at && at < pos) => text[start + 1..pos].fill(b' '),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    String::from_utf8(text).unwrap_or_default()
+}
+
+/// A statement's pop worked out (see `NextState::popped`).
+pub(super) struct Popped {
+    /// The statement with the popped value in place of the call.
+    pub statement: String,
+    /// The list or dict popped from, and its repr after.
+    pub name: String,
+    pub value: String,
+    pub after: String,
+}
+
 /// A name, the values it can take (JSON strings of their reprs), and whether the next
 /// state must write it (it cannot keep its value).
 #[derive(Clone, Debug)]
@@ -555,11 +612,17 @@ impl NextState<'_> {
     /// The names a one-line assignment or augmented assignment binds, and the value
     /// each takes where Python settles it (whole, not cut as a state shows it).
     fn assignment_values(&self) -> Option<(Vec<String>, Vec<Option<String>>)> {
-        if !self.steps_past_one_line() {
+        if !self.steps_past_own_binding() {
             return None;
         }
         let code = self.program.code(self.prev.line);
-        let (names, values) = match assignment(code) {
+        // A pop: its value stands in the statement, and the list or dict changes.
+        let popped = self.popped(code);
+        let code = popped.as_ref().map_or(code, |p| p.statement.as_str());
+        if let Some(p) = popped.as_ref().filter(|p| p.statement.trim() == p.value) {
+            return Some((vec![p.name.clone()], vec![Some(p.after.clone())]));
+        }
+        let (mut names, values) = match assignment(code) {
             Some((names, values)) => (names, values.to_string()),
             None => {
                 let (name, value) = augmented_arithmetic(code)?;
@@ -585,7 +648,53 @@ impl NextState<'_> {
                 }
             }
         };
+        let mut values = values;
+        if let Some(p) = popped {
+            names.push(p.name);
+            values.push(Some(p.after));
+        }
         Some((names, values))
+    }
+
+    /// The statement on the current line with its one `NAME.pop(ARGS)` worked out,
+    /// where `NAME` is a list or dict the state shows whole, the arguments are settled
+    /// and nothing else of the statement names it or may skip or repeat the pop (a
+    /// condition, `and`/`or`, a comprehension, a lambda).
+    pub(super) fn popped(&self, code: &str) -> Option<Popped> {
+        let code = code.trim();
+        let mut sites = code.match_indices(".pop(");
+        let (at, _) = sites.next()?;
+        let name = layout::trailing_name(&code[..at]);
+        let starts = at - name.len();
+        let before = code[..starts].chars().next_back();
+        if sites.next().is_some() || !layout::is_name(name) || before == Some('.') {
+            return None;
+        }
+        let skips = |w: &str| matches!(w, "if" | "and" | "or" | "for" | "lambda" | "while");
+        let mentions = layout::words(code).filter(|w| *w == name).count();
+        if mentions != 1 || layout::words(code).any(skips) || code.contains(":=") {
+            return None;
+        }
+        let args_start = at + ".pop(".len();
+        let args_end = args_start + closing_bracket(&code[args_start..])?;
+        let args: Vec<String> = crate::program::lexer::split_top(&code[args_start..args_end])
+            .iter()
+            .map(|a| self.known_repr(a))
+            .collect::<Option<_>>()?;
+        // A local's (a global's change is not bound here).
+        let shown = self
+            .prev
+            .locals
+            .get(name)
+            .filter(|v| !crate::program::known::cut(v))?;
+        let (value, after) = crate::program::known::pop(shown, &args)?;
+        let statement = format!("{}{value}{}", &code[..starts], &code[args_end + 1..]);
+        Some(Popped {
+            statement,
+            name: name.to_string(),
+            value,
+            after,
+        })
     }
 
     /// Whether the statement on the current line finishes without raising, as Python
@@ -959,8 +1068,7 @@ impl NextState<'_> {
             .map(|t| t.split(" #").next().unwrap_or(t))
             .collect::<Vec<_>>()
             .join(" ");
-        let rebinds = layout::words(&code).any(|w| w == "for" || w == "lambda");
-        if rebinds || code.contains(":=") {
+        if code.trim_start().starts_with("for ") || code.contains(":=") {
             return None;
         }
         // A constructor's `__init__` is called by its class's name.
@@ -980,9 +1088,31 @@ impl NextState<'_> {
                     .is_some_and(|c| c.is_alphanumeric() || c == '_')
             })
             .collect();
-        let [at] = sites[..] else { return None };
+        // Of several sites the first runs first, where none is inside another's
+        // arguments and no part of the statement may be skipped.
+        let &at = sites.first()?;
+        let skips = |w: &str| matches!(w, "if" | "and" | "or" | "for" | "lambda" | "while");
+        // (An assignment runs its value before its targets: `d[f(1)] = f(2)`.)
+        let assigns_later = crate::program::lexer::code_chars(&code)
+            .filter(|&(pos, c, depth)| pos > at && depth == 0 && c == '=')
+            .any(|(pos, _, _)| {
+                let before = code[..pos].chars().next_back();
+                let after = code[pos + 1..].chars().next();
+                !matches!(before, Some('=' | '!' | '<' | '>')) && after != Some('=')
+            });
+        let around = outside_other_brackets(&code, at);
+        if sites.len() > 1 && (layout::words(&around).any(skips) || assigns_later) {
+            return None;
+        }
+        // A comprehension's or lambda's names are its own, not the frame's.
+        if in_own_scope(&code, at) {
+            return None;
+        }
         let args_start = at + pattern.len();
         let args_end = args_start + closing_bracket(&code[args_start..])?;
+        if sites[1..].iter().any(|&other| other < args_end) {
+            return None;
+        }
         Some(CallSite {
             line,
             code,
@@ -1100,6 +1230,9 @@ impl NextState<'_> {
     /// What a `return` state with this header returns, where its line says it
     /// outright (see [`Returned`]).
     pub fn returned(&self, header: &str) -> Option<Returned> {
+        if header.starts_with("<|exception|>") {
+            return self.raised(header).map(Returned::Repr);
+        }
         if !header.starts_with("<|return|>") {
             return None;
         }
@@ -1131,13 +1264,53 @@ impl NextState<'_> {
         })
     }
 
+    /// The exception a forward step from a `raise CLASS(ARGS)` line raises there, in
+    /// its frame, where `CLASS` is one of Python's plain exception classes (see
+    /// `known::exception_repr`) that no name of the program hides and its arguments are
+    /// settled: its repr.
+    fn raised(&self, header: &str) -> Option<String> {
+        let prev = self.prev;
+        let line = header_line(header)?;
+        let here = header_frame(header) == Some((prev.depth, prev.function.as_str()));
+        if !self.action.is_forward_step() || prev.event != Event::Line || !here || line != prev.line
+        {
+            return None;
+        }
+        let code = self.program.statement_text(line)?;
+        let raised = code.strip_prefix("raise ")?.trim();
+        let (class, args) = match raised.split_once('(') {
+            Some((class, rest)) => {
+                let inner = rest.strip_suffix(')').filter(|_| closes_at_end(rest))?;
+                let args: Vec<String> = crate::program::lexer::split_top(inner)
+                    .iter()
+                    .map(|a| self.known_repr(a))
+                    .collect::<Option<_>>()?;
+                (class.trim(), args)
+            }
+            None => (raised, Vec::new()),
+        };
+        if !self.program.builtin_in(class, prev) {
+            return None;
+        }
+        crate::program::known::exception_repr(class, &args).map(crate::program::known::as_shown)
+    }
+
     /// What a forward step from a `print(...)` line prints, where the line's text and
     /// the values shown say (see [`crate::program::printed`]): the step that finishes the print
     /// in the same frame (a `line` or `return` state at the frame's depth).
     pub fn printed_by_step(&self, header: &str) -> Option<&crate::program::printed::Printed> {
         let prev = self.prev;
-        let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
         let event_ok = header.starts_with("<|line|>") || header.starts_with("<|return|>");
+        if prev.event == Event::Return {
+            let caller = self.caller?;
+            let in_caller = header_frame(header) == Some((caller.depth, caller.function.as_str()));
+            return self
+                .printed
+                .get_or_init(|| self.printed_after_return(caller))
+                .as_ref()
+                .filter(|_| in_caller && event_ok);
+        }
+        let same_frame = header_frame(header) == Some((prev.depth, prev.function.as_str()));
         if !same_frame || !event_ok {
             return None;
         }
@@ -1156,6 +1329,47 @@ impl NextState<'_> {
                 )
             })
             .as_ref()
+    }
+}
+
+impl NextState<'_> {
+    /// Back in `caller` from the call its one-line `print(CALL)` made, the call the
+    /// print's one argument is (the outermost, made once): what the print writes of
+    /// the value returned.
+    fn printed_after_return(
+        &self,
+        caller: &crate::State,
+    ) -> Option<crate::program::printed::Printed> {
+        let (prev, program) = (self.prev, self.program);
+        let returned = prev
+            .value
+            .as_deref()
+            .filter(|v| !crate::program::known::cut(v))?;
+        let one_line = program.flow.statement(caller.line).len() == 1;
+        let back = prev.stack.last().is_some_and(|f| f.line == caller.line);
+        if !self.action.is_forward_step() || caller.event != Event::Line || !one_line || !back {
+            return None;
+        }
+        let code = program.code(caller.line).trim();
+        let inner = code.strip_prefix("print(")?.strip_suffix(')')?;
+        let args = crate::program::lexer::split_top(inner);
+        let keyword = |a: &str| {
+            a.split_once('=')
+                .is_some_and(|(k, _)| layout::is_name(k.trim()))
+        };
+        let [call] = &args.iter().filter(|a| !keyword(a)).collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let call = call.trim();
+        let pattern = format!("{}(", prev.function);
+        let at = call.find(&pattern)?;
+        let plain_site = call[..at].is_empty() || call[..at].ends_with('.');
+        let once = call.matches(&pattern).count() == 1;
+        if !plain_site || !once || !closes_at_end(&call[at + pattern.len()..]) {
+            return None;
+        }
+        let printed = code.replacen(call, returned, 1);
+        crate::program::printed::Printed::of_statement(&printed, |_| None, |_| false)
     }
 }
 

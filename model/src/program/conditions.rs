@@ -127,6 +127,13 @@ fn compare(op: Cmp, left: &Value, right: &Value) -> Option<bool> {
         (Cmp::Is | Cmp::IsNot, Value::Repr(a), Value::Repr(b)) if a == "None" || b == "None" => {
             Some((a == b) == (op == Cmp::Is))
         }
+        // A number is not `None`.
+        (Cmp::Is | Cmp::IsNot, Value::Int(_), Value::Repr(r))
+        | (Cmp::Is | Cmp::IsNot, Value::Repr(r), Value::Int(_))
+            if r == "None" =>
+        {
+            Some(op == Cmp::IsNot)
+        }
         (_, Value::Int(a), Value::Int(b)) => Some(match op {
             Cmp::Eq => a == b,
             Cmp::Ne => a != b,
@@ -162,16 +169,19 @@ fn compare(op: Cmp, left: &Value, right: &Value) -> Option<bool> {
 }
 
 /// `a == b` (or `!=`) where the kinds settle it: two strings are equal exactly when
-/// their reprs are; a string or `None` equals no value of another kind.
+/// their reprs are; a string or `None` equals no value of another kind (a number
+/// included).
 fn equal_kinds(op: Cmp, a: &Value, b: &Value) -> Option<bool> {
     let kind = |v: &Value| match v {
-        Value::Int(_) => Some("int"),
+        Value::Int(_) => Some("number"),
         Value::Repr(r) if r.starts_with(['\'', '"']) => Some("str"),
         Value::Repr(r) if r == "None" => Some("None"),
+        Value::Repr(r) if r.parse::<f64>().is_ok() => Some("number"),
         Value::Repr(_) => None,
     };
     let (ka, kb) = (kind(a)?, kind(b)?);
     let equal = match (a, b) {
+        _ if ka == "number" && kb == "number" => return None,
         (Value::Repr(a), Value::Repr(b)) if ka == kb => a == b,
         _ => ka == kb,
     };
@@ -349,6 +359,10 @@ mod tests {
     fn none_strings_and_truth() {
         assert_eq!(holds("none is None"), Some(true));
         assert_eq!(holds("s is not None"), Some(true));
+        assert_eq!(holds("n is None"), Some(false));
+        assert_eq!(holds("f == ''"), Some(false));
+        assert_eq!(holds("none != f"), Some(true));
+        assert_eq!(holds("None is not lo"), Some(true));
         assert_eq!(holds("s == 'done'"), Some(true));
         assert_eq!(holds("s != \"done\""), Some(false));
         assert_eq!(holds("s[0] == 'd' and xs[1] > xs[0]"), Some(true));

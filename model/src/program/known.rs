@@ -55,6 +55,66 @@ pub fn repr_of(text: &str, scope: &Scope) -> Option<String> {
         .or_else(|| super::builtins::call(text, scope))
         .or_else(|| super::builtins::sequence_method(text, scope))
         .or_else(|| repetition(text, scope))
+        .or_else(|| f_string(text, scope))
+        .or_else(|| super::sets::repr_of(text, scope))
+}
+
+/// `f'...'` whose fields are settled expressions, each written as `str()` writes it
+/// (as `repr()` with `!r`). Not followed: escapes, format specs, `=` fields.
+fn f_string(text: &str, scope: &Scope) -> Option<String> {
+    let template = text.strip_prefix(['f', 'F'])?;
+    let quote = template
+        .chars()
+        .next()
+        .filter(|q| matches!(q, '\'' | '"'))?;
+    let body = template.strip_prefix(quote)?.strip_suffix(quote)?;
+    if body.contains(['\\', quote]) {
+        return None;
+    }
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some(at) = rest.find(['{', '}']) {
+        out.push_str(&rest[..at]);
+        let brace = &rest[at..at + 1];
+        if rest[at + 1..].starts_with(brace) {
+            out.push_str(brace); // `{{` or `}}`
+            rest = &rest[at + 2..];
+            continue;
+        }
+        if brace == "}" {
+            return None;
+        }
+        let field_len = super::lexer::closing_bracket(&rest[at + 1..])?;
+        let field = &rest[at + 1..at + 1 + field_len];
+        // A top-level `:` begins a format spec, a trailing `=` asks for the text too.
+        let spec = super::lexer::code_chars(field).any(|(_, c, depth)| c == ':' && depth == 0);
+        if spec || field.trim_end().ends_with('=') {
+            return None;
+        }
+        let (expr, as_repr) = match field.trim_end().strip_suffix("!r") {
+            Some(expr) => (expr, true),
+            None if field.contains('!') && !field.contains("!=") => return None,
+            None => (field, false),
+        };
+        let shown = match as_repr {
+            true => repr_of(expr, scope)?,
+            false => unescaped(&str_value(expr, scope)?)?.to_string(),
+        };
+        out.push_str(&shown);
+        rest = &rest[at + 1 + field_len + 1..];
+    }
+    out.push_str(rest);
+    bounded(crate::entry::python_str_repr(&out))
+}
+
+/// `str()` of `expr`'s value, as a string's repr, where it is settled.
+fn str_value(expr: &str, scope: &Scope) -> Option<String> {
+    let repr = repr_of(expr, scope)?;
+    match repr.starts_with(['\'', '"']) {
+        true => Some(repr),
+        false => str_call(&format!("str({repr})"), scope)
+            .or_else(|| super::builtins::call(&format!("str({repr})"), scope)),
+    }
 }
 
 /// `A * K` or `K * A` of a settled list, tuple or string without escapes and a whole
@@ -555,6 +615,72 @@ pub fn dict_value(entries: &[(Repr, Repr)], key: &str) -> Option<Option<String>>
     Some(found.map(|(_, value)| value.text.clone()))
 }
 
+/// `.pop(ARGS)` of the list or dict whose repr is `repr`, the arguments settled: the
+/// value it gives and the repr it leaves. `None` where it would raise (an empty list,
+/// an index out of range, a missing key without a default) or reprs cannot tell.
+pub fn pop(repr: &str, args: &[String]) -> Option<(String, String)> {
+    match Repr::parse(repr).kind {
+        Kind::List(items) => {
+            let mut items: Vec<String> = items.into_iter().map(|i| i.text).collect();
+            let at = match args {
+                [] => items.len().checked_sub(1)?,
+                [index] => position(index, items.len())?,
+                _ => return None,
+            };
+            let popped = items.remove(at);
+            Some((popped, list_repr(&items)))
+        }
+        Kind::Dict(entries) => {
+            let (key, default) = match args {
+                [key] => (key, None),
+                [key, default] => (key, Some(default)),
+                _ => return None,
+            };
+            match dict_value(&entries, key)? {
+                Some(value) => {
+                    let rest: Vec<(String, String)> = entries
+                        .into_iter()
+                        .filter(|(k, _)| k.text != *key)
+                        .map(|(k, v)| (k.text, v.text))
+                        .collect();
+                    Some((value, super::builtins::dict_repr(rest)?))
+                }
+                None => Some((default?.clone(), repr.to_string())),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The repr of Python's exception `class` made with arguments whose reprs are `args`
+/// (`ValueError('bad')`, `KeyError(3)`, `StopIteration()`), for the plain classes whose
+/// repr is their name and arguments; `None` for any other name.
+pub fn exception_repr(class: &str, args: &[String]) -> Option<String> {
+    const PLAIN: [&str; 18] = [
+        "Exception",
+        "ValueError",
+        "TypeError",
+        "KeyError",
+        "IndexError",
+        "LookupError",
+        "RuntimeError",
+        "ZeroDivisionError",
+        "ArithmeticError",
+        "OverflowError",
+        "AttributeError",
+        "NotImplementedError",
+        "AssertionError",
+        "StopIteration",
+        "NameError",
+        "RecursionError",
+        "UnboundLocalError",
+        "MemoryError",
+    ];
+    PLAIN
+        .contains(&class)
+        .then(|| format!("{class}({})", args.join(", ")))
+}
+
 /// `repr`, if it is short enough to be worth working out here (a long value is
 /// still shown as the tracer cuts it: see [`as_shown`]).
 pub fn bounded(repr: String) -> Option<String> {
@@ -623,6 +749,38 @@ mod tests {
                 builtin: &|_| true,
             },
         )
+    }
+
+    #[test]
+    fn f_strings_of_settled_fields() {
+        assert_eq!(
+            known("f\"{'banana'}:{5}\" + 'x1y2'").as_deref(),
+            Some("'banana:5x1y2'")
+        );
+        assert_eq!(known("f'{s}-{n + 1}{{}}'").as_deref(), Some("'it-8{}'"));
+        assert_eq!(known("f'{s!r} {xs[0]}'").as_deref(), Some("\"'it' 3\""));
+        assert_eq!(known("f'{d}'").as_deref(), Some("\"{'x': 1, 'y': [2]}\""));
+        for unsettled in ["f'{n:03}'", "f'{n=}'", "f'{q}'", "f'\\n{n}'", "f'{n!s:>4}'"] {
+            assert_eq!(known(unsettled), None, "{unsettled}");
+        }
+    }
+
+    #[test]
+    fn pops_of_lists_and_dicts() {
+        let pop = |repr: &str, args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            pop(repr, &args)
+        };
+        let both = |v: &str, after: &str| Some((v.to_string(), after.to_string()));
+        assert_eq!(pop("[1, 2, 3]", &[]), both("3", "[1, 2]"));
+        assert_eq!(pop("[1, 2, 3]", &["0"]), both("1", "[2, 3]"));
+        assert_eq!(pop("[1, 2, 3]", &["-2"]), both("2", "[1, 3]"));
+        assert_eq!(pop("{'a': 1, 'b': 2}", &["'a'"]), both("1", "{'b': 2}"));
+        assert_eq!(pop("{'a': 1}", &["'z'", "0"]), both("0", "{'a': 1}"));
+        // Where Python raises, nothing is settled.
+        assert_eq!(pop("[]", &[]), None);
+        assert_eq!(pop("[1]", &["3"]), None);
+        assert_eq!(pop("{'a': 1}", &["'z'"]), None);
     }
 
     #[test]

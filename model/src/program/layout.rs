@@ -341,10 +341,47 @@ pub(crate) fn bound_by(text: &str) -> BTreeSet<String> {
             Some(name) => {
                 names.insert(name.to_string());
             }
-            None => names.extend(identifiers(targets)),
+            None => names.extend(target_names(targets)),
         }
     }
     names.retain(|n| !n.is_empty() && !KEYWORDS.contains(&n.as_str()));
+    names
+}
+
+/// The names an assignment's targets bind: those outside any subscript or call
+/// (`dp[i][j] = v` binds `dp`, whose value changes, not `i` or `j`), in a tuple or
+/// list of targets too, and not an attribute's (`self.total`).
+fn target_names(targets: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    // Per open bracket: whether it reads (a subscript or call) rather than groups.
+    let mut reads: Vec<bool> = Vec::new();
+    let (mut word, mut after_dot, mut last) = (String::new(), false, ' ');
+    for (_, c, _) in crate::program::lexer::code_chars(targets).chain([(0, ' ', 0)]) {
+        if c.is_alphanumeric() || c == '_' {
+            if word.is_empty() {
+                after_dot = last == '.';
+            }
+            word.push(c);
+        } else {
+            let starts_name = word.chars().next().is_some_and(|f| !f.is_ascii_digit());
+            if starts_name && !after_dot && !reads.contains(&true) {
+                names.insert(std::mem::take(&mut word));
+            }
+            word.clear();
+            match c {
+                '(' | '[' | '{' => {
+                    reads.push(last.is_alphanumeric() || matches!(last, '_' | ']' | ')'))
+                }
+                ')' | ']' | '}' => {
+                    reads.pop();
+                }
+                _ => {}
+            }
+        }
+        if !c.is_whitespace() {
+            last = c;
+        }
+    }
     names
 }
 
@@ -472,6 +509,9 @@ def main(xs):
         assert_eq!(names("total = len(xs) + offset"), "total");
         assert_eq!(names("a, (b, c) = f(x=1)"), "a b c");
         assert_eq!(names("count += step"), "count");
+        assert_eq!(names("dp[i][j] = max(dp[i - 1][j], k)"), "dp");
+        assert_eq!(names("self.total, [a, b] = t"), "a b self");
+        assert_eq!(names("grid[f(r)].cells[c] = x = 0"), "grid x");
         assert_eq!(names("x <<= 2"), "x");
         assert_eq!(names("if a == b and c <= d:"), "");
         assert_eq!(names("for i, (k, v) in enumerate(d.items()):"), "i k v");
@@ -484,7 +524,7 @@ def main(xs):
         assert_eq!(names("except KeyError:"), "");
         assert_eq!(names("if (n := len(s)) > 3:"), "n");
         assert_eq!(names("print('x =', y)"), "");
-        assert_eq!(names("d[key] = value"), "d key");
+        assert_eq!(names("d[key] = value"), "d");
         assert_eq!(names("series: list = []"), "series");
         assert_eq!(names("if ready: n = 1"), "n ready");
     }

@@ -192,6 +192,23 @@ impl ProgramModel {
         layout::bound_by(&code.join(" "))
     }
 
+    /// Whether `line` begins an `except` clause, which Python reports only as it
+    /// handles an exception: right after an `exception` event of its frame, or after
+    /// an earlier clause that did not match.
+    pub fn is_handler(&self, line: u32) -> bool {
+        let code = self.code(line).trim_start();
+        code.strip_prefix("except")
+            .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    }
+
+    /// The `except` line whose clause (its line and block) holds `line`, the innermost
+    /// where clauses nest.
+    pub fn handler_of(&self, line: u32) -> Option<u32> {
+        (1..=line)
+            .rev()
+            .find(|&h| self.is_handler(h) && (h == line || self.block(h).contains(&line)))
+    }
+
     /// Whether a frame can return from `line`: the statement there can end it, or it
     /// pauses at a `yield`.
     pub fn ends_frame(&self, line: u32) -> bool {
@@ -489,9 +506,15 @@ impl ProgramModel {
             .into_iter()
             .map(|l| self.code(l))
             .collect();
+        self.text_mutates_nothing(&code.join("\n"))
+    }
+
+    /// Whether a statement of the program written as `code` can change no object (see
+    /// `mutates_nothing`).
+    pub fn text_mutates_nothing(&self, code: &str) -> bool {
         !self.class_code_runs_unasked
             && !self.frames_exposed
-            && effects::mutates_nothing(&code.join("\n"), |word| self.defines(word))
+            && effects::mutates_nothing(code, |word| self.defines(word))
     }
 
     /// Whether Python may run code of a class of the program where no line names it: a
