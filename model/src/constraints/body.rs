@@ -212,7 +212,7 @@ impl NextState<'_> {
             .iter()
             .any(|&line| layout::words(program.code(line)).any(|w| w == "print"));
         if !prints {
-            return self.changes_no_object().then_some(false);
+            return (self.changes_no_object() || self.cannot_raise()).then_some(false);
         }
         let code = program.code(prev.line).trim();
         let whole_print = statement.len() == 1
@@ -324,7 +324,15 @@ impl NextState<'_> {
             // something else. (A name it hides that the state showed is `vanishing`.)
             let defined = program.layout.calls.get(&line);
             changeable.extend(defined.filter(|_| program.decorated(line)).cloned());
-            reaches_in |= code.contains(['(', '[', '.']);
+            // A `def` line runs only its defaults and annotations: a call among them
+            // is a second bracket (its parameters' is the first).
+            let defines = ["def ", "async def "]
+                .iter()
+                .any(|k| code.trim_start().starts_with(k));
+            reaches_in |= match defines {
+                true => code.matches('(').count() > 1,
+                false => code.contains(['(', '[', '.']),
+            };
             if plain_import {
                 continue;
             }

@@ -109,8 +109,11 @@ impl NextState<'_> {
         // Stepping into a call: a function the running statement may call.
         if event == "<|call|>" && *self.action == Action::StepInto {
             return match prev.event {
-                // A statement Python settles runs no code of the program.
-                Event::Line if self.cannot_raise() => Some((prev.depth + 1, BTreeSet::new())),
+                // A statement Python settles runs no code of the program, nor one that
+                // fails before any does.
+                Event::Line if self.cannot_raise() || self.surely_raises().is_some() => {
+                    Some((prev.depth + 1, BTreeSet::new()))
+                }
                 Event::Line => Some((
                     prev.depth + 1,
                     match self.program.only_callee(prev.line) {
@@ -132,7 +135,16 @@ impl NextState<'_> {
         let here = prev.depth;
         let forward = self.action.is_forward_step();
         let backward = matches!(self.action, Action::InvStepInto | Action::InvStepOver);
+        // A statement that surely raises goes on to its exception, nowhere else.
+        let fails = forward && prev.event == Event::Line && self.surely_raises().is_some();
         match prev.event {
+            Event::Line if fails => Some((
+                here,
+                match event {
+                    "<|exception|>" => BTreeSet::from([prev.line]),
+                    _ => BTreeSet::new(),
+                },
+            )),
             Event::Line | Event::Exception if forward => Some((
                 here,
                 if line_event {

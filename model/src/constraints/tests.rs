@@ -2574,3 +2574,41 @@ def bump(words):
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert!(next.bindings().is_none());
 }
+
+// --- surely_raises: a statement whose settled parts make an operation fail
+
+#[test]
+fn flow_lines_a_statement_that_surely_raises_goes_to_its_exception() {
+    let source = "def f(xs):\n    idx = 11 // (len(xs) % 3)\n    return idx\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("xs", "[1, 2, 3]")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[]))));
+    assert_eq!(next.flow_lines("<|exception|>"), Some((0, lines(&[2]))));
+    assert_eq!(next.flow_lines("<|call|>"), Some((1, lines(&[]))));
+    let raised = next.returned("<|exception|>2 0 f").expect("settled");
+    assert_eq!(
+        raised.value("{}").as_deref(),
+        Some(r#""ZeroDivisionError('integer division or modulo by zero')""#)
+    );
+    // Where it does not divide by zero, the step goes on.
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("xs", "[1]")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.flow_lines("<|line|>"), Some((0, lines(&[3]))));
+}
+
+#[test]
+fn body_spec_a_def_line_changes_no_object_and_a_settled_append_prints_nothing() {
+    let source = "def f(words):\n    def go(w):\n        return w\n    words.append('x')\n    return words\n";
+    let p = ProgramModel::of(source);
+    let prev = state(&p, Event::Line, 2, "f", &[], &[("words", "['a']")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    // (The function it binds the tracer hides.)
+    assert_eq!(
+        next.body_spec("<|line|>4 0 f", false).changeable,
+        Some(vec![])
+    );
+    let prev = state(&p, Event::Line, 4, "f", &[], &[("words", "['a']")]);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(next.body_spec("<|line|>5 0 f", false).stdout, Some(false));
+}

@@ -698,8 +698,9 @@ impl NextState<'_> {
     }
 
     /// Whether the statement on the current line finishes without raising, as Python
-    /// settles it from the values shown: `pass`, a `return` of a settled value, or an
-    /// assignment of settled values to names. Nothing of the program runs there.
+    /// settles it from the values shown: `pass`, a `return` of a settled value, an
+    /// assignment of settled values to names, or a change of a list, dict or field
+    /// the rules settle (see `mutated_values`). Nothing of the program runs there.
     pub(super) fn cannot_raise(&self) -> bool {
         if !self.steps_past_one_line() {
             return false;
@@ -709,9 +710,11 @@ impl NextState<'_> {
             _ if code == "pass" => true,
             Some("") => true,
             Some(expr) if expr.starts_with([' ', '(']) => self.known_repr(expr.trim()).is_some(),
-            _ => self
-                .assignment_values()
-                .is_some_and(|(_, values)| values.iter().all(Option::is_some)),
+            _ => {
+                let settled = self.assignment_values();
+                settled.is_some_and(|(_, values)| values.iter().all(Option::is_some))
+                    || self.mutated_values().is_some()
+            }
         }
     }
 
@@ -1231,7 +1234,10 @@ impl NextState<'_> {
     /// outright (see [`Returned`]).
     pub fn returned(&self, header: &str) -> Option<Returned> {
         if header.starts_with("<|exception|>") {
-            return self.raised(header).map(Returned::Repr);
+            let here = header_line(header) == Some(self.prev.line)
+                && header_frame(header) == Some((self.prev.depth, self.prev.function.as_str()));
+            let failed = self.surely_raises().filter(|_| here);
+            return failed.or_else(|| self.raised(header)).map(Returned::Repr);
         }
         if !header.starts_with("<|return|>") {
             return None;
@@ -1262,6 +1268,27 @@ impl NextState<'_> {
             builtins,
             fields_shown_by: self.program.classes_showing_fields().clone(),
         })
+    }
+
+    /// The exception a forward step from the current one-line statement surely raises
+    /// there, its repr: an assignment's value, an augmented assignment, or a returned
+    /// expression whose settled parts make an operation fail (see
+    /// [`crate::program::raises`]). Nothing of the program runs before it fails.
+    pub(super) fn surely_raises(&self) -> Option<String> {
+        let (prev, program) = (self.prev, self.program);
+        let one_line = program.flow.statement(prev.line).len() == 1;
+        if !self.action.is_forward_step() || prev.event != Event::Line || !one_line {
+            return None;
+        }
+        let code = program.code(prev.line).trim();
+        let expr = match code.strip_prefix("return ") {
+            Some(expr) => expr.to_string(),
+            None => match assignment(code) {
+                Some((_, value)) => value.to_string(),
+                None => augmented_arithmetic(code)?.1,
+            },
+        };
+        self.with_scope(|scope| crate::program::raises::raised_by(&expr, scope))
     }
 
     /// The exception a forward step from a `raise CLASS(ARGS)` line raises there, in

@@ -91,9 +91,12 @@ fn f_string(text: &str, scope: &Scope) -> Option<String> {
         if spec || field.trim_end().ends_with('=') {
             return None;
         }
+        // A conversion: `!r` is followed, `!s` and `!a` are not.
+        let bang = super::lexer::code_chars(field)
+            .any(|(at, c, depth)| c == '!' && depth == 0 && !field[at + 1..].starts_with('='));
         let (expr, as_repr) = match field.trim_end().strip_suffix("!r") {
             Some(expr) => (expr, true),
-            None if field.contains('!') && !field.contains("!=") => return None,
+            None if bang => return None,
             None => (field, false),
         };
         let shown = match as_repr {
@@ -110,11 +113,16 @@ fn f_string(text: &str, scope: &Scope) -> Option<String> {
 /// `str()` of `expr`'s value, as a string's repr, where it is settled.
 fn str_value(expr: &str, scope: &Scope) -> Option<String> {
     let repr = repr_of(expr, scope)?;
-    match repr.starts_with(['\'', '"']) {
-        true => Some(repr),
-        false => str_call(&format!("str({repr})"), scope)
-            .or_else(|| super::builtins::call(&format!("str({repr})"), scope)),
+    if repr.starts_with(['\'', '"']) {
+        return Some(repr);
     }
+    // Formatting calls `str()` itself, whatever the program names `str`.
+    let formatting = Scope {
+        value_of: &|_| None,
+        builtin: &|name| name == "str",
+    };
+    let call = format!("str({repr})");
+    str_call(&call, &formatting).or_else(|| super::builtins::call(&call, &formatting))
 }
 
 /// `A * K` or `K * A` of a settled list, tuple or string without escapes and a whole

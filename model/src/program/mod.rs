@@ -30,6 +30,7 @@ pub mod layout;
 pub mod lexer;
 mod model;
 pub mod printed;
+pub mod raises;
 pub mod sets;
 pub mod syntax;
 

@@ -91,6 +91,11 @@ impl Printed {
     /// f-string's text and names; unknown for other expressions.
     fn argument(arg: &str, shown: &impl Fn(&str) -> Option<String>) -> Option<Vec<Piece>> {
         if let Some(template) = arg.strip_prefix('f') {
+            // Settled whole (its fields literals or plain values), else as a pattern.
+            let whole = super::known::repr_of(arg, &scope_of(shown));
+            if let Some(text) = whole.as_deref().and_then(plain_str) {
+                return Some(text.chars().map(Piece::Char).collect());
+            }
             return f_string(template, shown);
         }
         let values = plain_values(arg, shown)?;
@@ -401,6 +406,9 @@ mod tests {
         assert!(p.admits("kiwi -> kiwikiwi anything\n"));
         assert!(!p.admits("kiwi -> kiwi anything\n"));
         assert!(!p.admits_prefix("apple"));
+        let p = printed("print(f\"{''} -> {i}{'!'}\")");
+        assert!(p.admits(" -> 5!\n"));
+        assert!(!p.admits(" -> 6!\n"));
         let p = printed("print(word + 's', 'x')");
         assert!(p.admits("kiwis x\n"));
         assert!(!p.admits("kiwis y\n"));
