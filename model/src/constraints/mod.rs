@@ -122,7 +122,8 @@ pub struct BodyRules {
     /// ([`NextState::bound_arguments`]).
     pub arguments: Option<String>,
     /// The exact text of the globals, where a call's are the caller's
-    /// ([`NextState::callee_globals`]).
+    /// ([`NextState::callee_globals`]) or a caller's are those a call returned with
+    /// ([`NextState::returned_globals`]).
     pub globals: Option<String>,
     /// Per name, the values it may take ([`NextState::bindings`], else
     /// [`NextState::kept`]; with full locals, also what the step cannot change).
@@ -137,7 +138,9 @@ impl NextState<'_> {
     /// The body rules' answers for the state `header` begins (`EVENT LINE DEPTH
     /// FUNCTION`); `at_start`: it is the run's first state.
     pub fn body(&self, header: &str, at_start: bool) -> BodyRules {
-        let globals = self.callee_globals(header);
+        let globals = self
+            .callee_globals(header)
+            .or_else(|| self.returned_globals(header));
         // Known globals must be written unless there are none (the spec's section rule).
         let spec = BodySpec {
             globals: (globals.as_ref().map(|g| g != "{}")).or_else(|| self.globals_written(header)),

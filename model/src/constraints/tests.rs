@@ -2612,3 +2612,44 @@ fn body_spec_a_def_line_changes_no_object_and_a_settled_append_prints_nothing() 
     let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
     assert_eq!(next.body_spec("<|line|>5 0 f", false).stdout, Some(false));
 }
+
+#[test]
+fn returned_globals_back_in_a_caller_are_the_returning_frames() {
+    let source = "\
+LIMIT = 2
+
+def rank(xs):
+    return len(xs)
+
+def compute(words):
+    low = rank([w.upper() for w in words])
+    return low
+";
+    let p = ProgramModel::of(source);
+    let mut prev = state(
+        &p,
+        Event::Return,
+        4,
+        "rank",
+        &[("compute", 7)],
+        &[("xs", "[]")],
+    );
+    prev.depth = 2;
+    prev.stack.insert(
+        0,
+        Frame {
+            function: "<module>".into(),
+            line: 10,
+        },
+    );
+    prev.globals.insert("LIMIT".into(), "2".into());
+    let next = NextState::new(&p, &prev, None, None, &Action::StepInto);
+    assert_eq!(
+        next.returned_globals("<|line|>8 1 compute").as_deref(),
+        Some(r#"{"LIMIT":"2"}"#)
+    );
+    // Not in the frame that returned, nor after a Step Over (which runs more).
+    assert_eq!(next.returned_globals("<|line|>4 2 rank"), None);
+    let next = NextState::new(&p, &prev, None, None, &Action::StepOver);
+    assert_eq!(next.returned_globals("<|line|>8 1 compute"), None);
+}

@@ -1221,6 +1221,41 @@ impl NextState<'_> {
         Some(serde_json::to_value(globals).ok()?.to_string())
     }
 
+    /// Back in a function's frame after a Step Into from a return, the globals its
+    /// state shows (written in full: the frame changed): the returning frame's, where
+    /// nothing the rest of the calling statement can run changes a global. Any code of
+    /// the program would have stopped the step at its call; so only builtins and
+    /// methods that change no object run (see `effects::PURE_FUNCTIONS`), and no line
+    /// says `global`. As the JSON text of the globals.
+    pub fn returned_globals(&self, header: &str) -> Option<String> {
+        let (prev, program) = (self.prev, self.program);
+        let caller = prev.stack.last()?;
+        let in_caller =
+            header_frame(header) == Some((prev.depth.checked_sub(1)?, caller.function.as_str()));
+        let ran = header.starts_with("<|line|>") || header.starts_with("<|return|>");
+        if *self.action != Action::StepInto
+            || prev.event != Event::Return
+            || !in_caller
+            || !ran
+            || caller.function == "<module>"
+            || program.changes_globals_from_afar
+            || program.rebinds_from_afar
+        {
+            return None;
+        }
+        let statement = program.flow.statement(caller.line);
+        let code: Vec<&str> = statement.iter().map(|&l| program.code(l)).collect();
+        let code = code.join(" ");
+        let harmless = |callee: &str| match callee.strip_prefix('.') {
+            Some(method) => effects::PURE_METHODS.contains(&method),
+            None => effects::PURE_FUNCTIONS.contains(&callee) || program.defines(callee),
+        };
+        if !completed_calls(&code).into_iter().all(harmless) {
+            return None;
+        }
+        Some(serde_json::to_value(&prev.globals).ok()?.to_string())
+    }
+
     /// The value a `return` state must carry when its line says it outright:
     /// `return LITERAL` the literal's repr, `return EXPR` what the state's values
     /// settle of it (see [`Returned`]). As the JSON text written after `<|value|>`;

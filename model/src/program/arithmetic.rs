@@ -80,7 +80,11 @@ impl Arithmetic {
             },
             Arithmetic::Len(arg) if (scope.builtin)("len") => {
                 let repr = super::known::repr_of(arg, scope)?;
-                Some(Number::Int(crate::entry::elements(&repr)?.len() as i128))
+                let len = match repr.as_str() {
+                    "set()" => 0,
+                    _ => crate::entry::elements(&repr)?.len(),
+                };
+                Some(Number::Int(len as i128))
             }
             Arithmetic::Operand(text) => Number::of_repr(&super::known::repr_of(text, scope)?),
             Arithmetic::Abs(inner) if (scope.builtin)("abs") => match inner.number(scope)? {

@@ -760,6 +760,12 @@ mod tests {
     }
 
     #[test]
+    fn lengths_of_sets() {
+        assert_eq!(known("abs(4) + len(set())").as_deref(), Some("4"));
+        assert_eq!(known("len({3, 3, 1})").as_deref(), Some("2"));
+    }
+
+    #[test]
     fn f_strings_of_settled_fields() {
         assert_eq!(
             known("f\"{'banana'}:{5}\" + 'x1y2'").as_deref(),
