@@ -56,46 +56,51 @@ struct Next {
 /// `lambda`, or a `lambda` comes before it outside brackets.
 fn in_own_scope(code: &str, at: usize) -> bool {
     let own = |text: &str| layout::words(text).any(|w| w == "for" || w == "lambda");
-    let mut open: Vec<usize> = Vec::new();
-    for (pos, c, _) in crate::program::lexer::code_chars(code) {
-        match c {
-            '(' | '[' | '{' => open.push(pos),
-            ')' | ']' | '}' => match open.pop() {
-                Some(start) if start < at && at < pos && own(&code[start + 1..pos]) => {
-                    return true;
-                }
-                _ => {}
-            },
-            _ => {}
-        }
-    }
-    // A bracket that never closes runs to the end.
-    let unclosed = open
+    let (pairs, unclosed) = bracket_pairs(code);
+    let enclosed = pairs
         .iter()
-        .any(|&start| start < at && own(&code[start + 1..]));
+        .any(|&(open, close)| open < at && at < close && own(&code[open + 1..close]));
+    // A bracket that never closes runs to the end.
+    let unclosed = unclosed
+        .iter()
+        .any(|&open| open < at && own(&code[open + 1..]));
     let top_before: String = crate::program::lexer::code_chars(&code[..at])
         .filter(|&(_, _, depth)| depth == 0)
         .map(|(_, c, _)| c)
         .collect();
-    unclosed || layout::words(&top_before).any(|w| w == "lambda")
+    enclosed || unclosed || layout::words(&top_before).any(|w| w == "lambda")
 }
 
 /// `code` with the text of every bracket that does not enclose position `at` blanked:
 /// what decides whether the code at `at` runs.
 fn outside_other_brackets(code: &str, at: usize) -> String {
     let mut text = code.as_bytes().to_vec();
-    let mut open: Vec<usize> = Vec::new();
-    for (pos, c, _) in crate::program::lexer::code_chars(code) {
-        match c {
-            '(' | '[' | '{' => open.push(pos),
-            ')' | ']' | '}' => match open.pop() {
-                Some(start) if !(start < at && at < pos) => text[start + 1..pos].fill(b' '),
-                _ => {}
-            },
-            _ => {}
+    for (open, close) in bracket_pairs(code).0 {
+        if !(open < at && at < close) {
+            text[open + 1..close].fill(b' ');
         }
     }
     String::from_utf8(text).unwrap_or_default()
+}
+
+/// The byte positions of each pair of brackets in `code` (strings left out), and of
+/// the brackets left open.
+fn bracket_pairs(code: &str) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let (mut pairs, mut open) = (Vec::new(), Vec::new());
+    for (pos, c, _) in crate::program::lexer::code_chars(code) {
+        match c {
+            '(' | '[' | '{' => open.push(pos),
+            ')' | ']' | '}' => pairs.extend(open.pop().map(|start| (start, pos))),
+            _ => {}
+        }
+    }
+    (pairs, open)
+}
+
+/// Whether `word` may keep part of a statement from running, or run it again: a
+/// condition, `and`/`or`, a comprehension, a lambda.
+fn may_skip(word: &str) -> bool {
+    matches!(word, "if" | "and" | "or" | "for" | "lambda" | "while")
 }
 
 /// A statement's pop worked out (see `NextState::popped`).
@@ -670,9 +675,8 @@ impl NextState<'_> {
         if sites.next().is_some() || !layout::is_name(name) || before == Some('.') {
             return None;
         }
-        let skips = |w: &str| matches!(w, "if" | "and" | "or" | "for" | "lambda" | "while");
         let mentions = layout::words(code).filter(|w| *w == name).count();
-        if mentions != 1 || layout::words(code).any(skips) || code.contains(":=") {
+        if mentions != 1 || layout::words(code).any(may_skip) || code.contains(":=") {
             return None;
         }
         let args_start = at + ".pop(".len();
@@ -1094,7 +1098,6 @@ impl NextState<'_> {
         // Of several sites the first runs first, where none is inside another's
         // arguments and no part of the statement may be skipped.
         let &at = sites.first()?;
-        let skips = |w: &str| matches!(w, "if" | "and" | "or" | "for" | "lambda" | "while");
         // (An assignment runs its value before its targets: `d[f(1)] = f(2)`.)
         let assigns_later = crate::program::lexer::code_chars(&code)
             .filter(|&(pos, c, depth)| pos > at && depth == 0 && c == '=')
@@ -1104,7 +1107,7 @@ impl NextState<'_> {
                 !matches!(before, Some('=' | '!' | '<' | '>')) && after != Some('=')
             });
         let around = outside_other_brackets(&code, at);
-        if sites.len() > 1 && (layout::words(&around).any(skips) || assigns_later) {
+        if sites.len() > 1 && (layout::words(&around).any(may_skip) || assigns_later) {
             return None;
         }
         // A comprehension's or lambda's names are its own, not the frame's.
@@ -1266,7 +1269,8 @@ impl NextState<'_> {
     }
 
     /// What a `return` state with this header returns, where its line says it
-    /// outright (see [`Returned`]).
+    /// outright (see [`Returned`]); for an `exception` state on the current line, the
+    /// exception it raises (see `surely_raises` and `raised`).
     pub fn returned(&self, header: &str) -> Option<Returned> {
         if header.starts_with("<|exception|>") {
             let here = header_line(header) == Some(self.prev.line)

@@ -105,45 +105,50 @@ impl Table {
         Some(())
     }
 
-    fn add_entry(&mut self, key: &str, hash: i64) {
+    /// The slots a lookup of `hash` visits, in order: from each perturbed jump, a run
+    /// of linear probes where the table has room (as `setobject.c` probes). Endless:
+    /// a table always has an empty slot.
+    fn probes(&self, hash: i64) -> impl Iterator<Item = usize> {
         let mask = self.mask();
-        let mut perturb = hash as u64;
-        let mut i = (hash as u64 as usize) & mask;
-        let mut free: Option<usize> = None;
-        let at = loop {
-            let probes = if i + LINEAR_PROBES <= mask {
+        let linear = move |i: usize| {
+            if i + LINEAR_PROBES <= mask {
                 LINEAR_PROBES
             } else {
                 0
-            };
-            let mut found = None;
-            for entry in i..=i + probes {
-                match &self.slots[entry] {
-                    Slot::Empty => {
-                        found = Some(Err(entry));
-                        break;
-                    }
-                    Slot::Active { key: k, hash: h } if *h == hash && k == key => {
-                        found = Some(Ok(()));
-                        break;
-                    }
-                    Slot::Dummy => free = Some(entry),
-                    Slot::Active { .. } => {}
-                }
-            }
-            match found {
-                Some(Ok(())) => return,
-                Some(Err(entry)) => break entry,
-                None => {
-                    perturb >>= PERTURB_SHIFT;
-                    i = (i
-                        .wrapping_mul(5)
-                        .wrapping_add(1)
-                        .wrapping_add(perturb as usize))
-                        & mask;
-                }
             }
         };
+        let mut perturb = hash as u64;
+        let mut i = (hash as u64 as usize) & mask;
+        let mut next = 0;
+        std::iter::from_fn(move || {
+            if next > linear(i) {
+                perturb >>= PERTURB_SHIFT;
+                i = (i
+                    .wrapping_mul(5)
+                    .wrapping_add(1)
+                    .wrapping_add(perturb as usize))
+                    & mask;
+                next = 0;
+            }
+            next += 1;
+            Some(i + next - 1)
+        })
+    }
+
+    fn add_entry(&mut self, key: &str, hash: i64) {
+        let mut free: Option<usize> = None;
+        let mut empty = None;
+        for entry in self.probes(hash) {
+            match &self.slots[entry] {
+                Slot::Empty => {
+                    empty = Some(entry);
+                    break;
+                }
+                Slot::Active { key: k, hash: h } if *h == hash && k == key => return,
+                Slot::Dummy => free = Some(entry),
+                Slot::Active { .. } => {}
+            }
+        }
         let active = Slot::Active {
             key: key.to_string(),
             hash,
@@ -153,10 +158,11 @@ impl Table {
             self.used += 1;
             return;
         }
+        let Some(at) = empty else { return };
         self.slots[at] = active;
         self.fill += 1;
         self.used += 1;
-        if self.fill * 5 >= mask * 3 {
+        if self.fill * 5 >= self.mask() * 3 {
             let minused = if self.used > 50_000 {
                 self.used * 2
             } else {
@@ -168,31 +174,32 @@ impl Table {
 
     /// Where `key` is, if it is there.
     fn find(&self, key: &str, hash: i64) -> Option<usize> {
-        let mask = self.mask();
-        let mut perturb = hash as u64;
-        let mut i = (hash as u64 as usize) & mask;
-        loop {
-            let probes = if i + LINEAR_PROBES <= mask {
-                LINEAR_PROBES
-            } else {
-                0
-            };
-            for entry in i..=i + probes {
-                match &self.slots[entry] {
-                    Slot::Empty => return None,
-                    Slot::Active { key: k, hash: h } if *h == hash && k == key => {
-                        return Some(entry)
-                    }
-                    _ => {}
-                }
+        for entry in self.probes(hash) {
+            match &self.slots[entry] {
+                Slot::Empty => return None,
+                Slot::Active { key: k, hash: h } if *h == hash && k == key => return Some(entry),
+                _ => {}
             }
-            perturb >>= PERTURB_SHIFT;
-            i = (i
-                .wrapping_mul(5)
-                .wrapping_add(1)
-                .wrapping_add(perturb as usize))
-                & mask;
         }
+        None
+    }
+
+    /// Marks the item at `at` removed.
+    fn remove_at(&mut self, at: usize) {
+        self.slots[at] = Slot::Dummy;
+        self.used -= 1;
+    }
+
+    /// A fresh set of the items of `from`, in its order, that `other` holds (`keep`)
+    /// or not.
+    fn filtered(from: &Table, other: &Table, keep: bool) -> Table {
+        let mut result = Table::new();
+        for (key, hash) in from.items() {
+            if other.find(key, hash).is_some() == keep {
+                result.add_entry(key, hash);
+            }
+        }
+        result
     }
 
     pub fn contains(&self, key: &str) -> Option<bool> {
@@ -203,8 +210,7 @@ impl Table {
     pub fn discard(&mut self, key: &str) -> Option<bool> {
         let at = self.find(key, hash(key)?);
         if let Some(at) = at {
-            self.slots[at] = Slot::Dummy;
-            self.used -= 1;
+            self.remove_at(at);
         }
         Some(at.is_some())
     }
@@ -228,25 +234,9 @@ impl Table {
 
     /// Puts an item known to be absent into a table without dummies.
     fn insert_clean(&mut self, key: String, hash: i64) {
-        let mask = self.mask();
-        let mut perturb = hash as u64;
-        let mut i = (hash as u64 as usize) & mask;
-        loop {
-            let probes = if i + LINEAR_PROBES <= mask {
-                LINEAR_PROBES
-            } else {
-                0
-            };
-            if let Some(entry) = (i..=i + probes).find(|&e| self.slots[e] == Slot::Empty) {
-                self.slots[entry] = Slot::Active { key, hash };
-                return;
-            }
-            perturb >>= PERTURB_SHIFT;
-            i = (i
-                .wrapping_mul(5)
-                .wrapping_add(1)
-                .wrapping_add(perturb as usize))
-                & mask;
+        let at = self.probes(hash).find(|&e| self.slots[e] == Slot::Empty);
+        if let Some(at) = at {
+            self.slots[at] = Slot::Active { key, hash };
         }
     }
 
@@ -298,13 +288,7 @@ impl Table {
             true => (self, other),
             false => (other, self),
         };
-        let mut result = Table::new();
-        for (key, hash) in small.items() {
-            if large.find(key, hash).is_some() {
-                result.add_entry(key, hash);
-            }
-        }
-        result
+        Table::filtered(small, large, true)
     }
 
     /// `self - other`.
@@ -313,19 +297,12 @@ impl Table {
             let mut result = self.copy();
             for (key, hash) in other.items() {
                 if let Some(at) = result.find(key, hash) {
-                    result.slots[at] = Slot::Dummy;
-                    result.used -= 1;
+                    result.remove_at(at);
                 }
             }
             return result;
         }
-        let mut result = Table::new();
-        for (key, hash) in self.items() {
-            if other.find(key, hash).is_none() {
-                result.add_entry(key, hash);
-            }
-        }
-        result
+        Table::filtered(self, other, false)
     }
 
     /// `self ^ other`: a copy of `other`, then each item of `self` removed if there,
@@ -334,10 +311,7 @@ impl Table {
         let mut result = other.copy();
         for (key, hash) in self.items() {
             match result.find(key, hash) {
-                Some(at) => {
-                    result.slots[at] = Slot::Dummy;
-                    result.used -= 1;
-                }
+                Some(at) => result.remove_at(at),
                 None => result.add_entry(key, hash),
             }
         }
