@@ -491,6 +491,15 @@ impl NextState<'_> {
             .collect()
     }
 
+    /// Whether the action is a forward step from a `line` state whose statement is on
+    /// that line alone.
+    pub(super) fn steps_from_one_line(&self) -> bool {
+        let (prev, program) = (self.prev, self.program);
+        self.action.is_forward_step()
+            && prev.event == Event::Line
+            && program.flow.statement(prev.line).len() == 1
+    }
+
     /// Whether the action is a forward step from a one-line statement whose own
     /// bindings hold once it has run: as `steps_past_one_line`, or where another frame
     /// could rebind names but this frame declares no `global` (its names, `nonlocal`
@@ -502,20 +511,13 @@ impl NextState<'_> {
                 .frame_lines(&prev.function)
                 .any(|l| program.code(l).trim_start().starts_with("global "))
         };
-        self.action.is_forward_step()
-            && prev.event == Event::Line
-            && program.flow.statement(prev.line).len() == 1
-            && (!program.rebinds_from_afar || !declares_global())
+        self.steps_from_one_line() && (!program.rebinds_from_afar || !declares_global())
     }
 
     /// Whether the action is a forward step from a one-line statement whose names no
     /// other frame can rebind (no `global` or `nonlocal` in the program).
     pub(super) fn steps_past_one_line(&self) -> bool {
-        let (prev, program) = (self.prev, self.program);
-        self.action.is_forward_step()
-            && prev.event == Event::Line
-            && program.flow.statement(prev.line).len() == 1
-            && !program.rebinds_from_afar
+        self.steps_from_one_line() && !self.program.rebinds_from_afar
     }
 }
 

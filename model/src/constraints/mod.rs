@@ -73,6 +73,8 @@ pub struct NextState<'a> {
     bindings: OnceCell<Option<Bindings>>,
     /// What the current line prints, if it is a `print` whose text can be read.
     printed: OnceCell<Option<Printed>>,
+    /// The exception the current statement surely raises (see `surely_raises`).
+    raises: OnceCell<Option<String>>,
     /// How the next state writes its locals: a diff, or in full (then the names the
     /// step cannot change are written again with their values, see `kept_by_step`).
     pub locals: Locals,
@@ -97,6 +99,7 @@ impl<'a> NextState<'a> {
             kept: OnceCell::new(),
             bindings: OnceCell::new(),
             printed: OnceCell::new(),
+            raises: OnceCell::new(),
             locals: Locals::Diff,
         }
     }
@@ -208,11 +211,9 @@ impl NextState<'_> {
             };
             // What the rules settle of the names holds in a guess too.
             let header = format!("<|line|>{line} {} {}", holder.depth, holder.function);
-            let settled = self
-                .values(&header, false)
-                .into_iter()
-                .flat_map(|b| b.targets);
-            for target in settled.filter(|_| !backward) {
+            let values = self.values(&header, false).filter(|_| !backward);
+            let settled = values.into_iter().flat_map(|b| b.targets);
+            for target in settled {
                 if let [only] = &target.options[..] {
                     if let Ok(value) = serde_json::from_str::<String>(only) {
                         state.locals.insert(target.name, value);

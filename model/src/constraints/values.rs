@@ -1273,10 +1273,12 @@ impl NextState<'_> {
     /// exception it raises (see `surely_raises` and `raised`).
     pub fn returned(&self, header: &str) -> Option<Returned> {
         if header.starts_with("<|exception|>") {
-            let here = header_line(header) == Some(self.prev.line)
-                && header_frame(header) == Some((self.prev.depth, self.prev.function.as_str()));
-            let failed = self.surely_raises().filter(|_| here);
-            return failed.or_else(|| self.raised(header)).map(Returned::Repr);
+            // Raised by the current line, in its frame.
+            let prev = self.prev;
+            let here = header_line(header) == Some(prev.line)
+                && header_frame(header) == Some((prev.depth, prev.function.as_str()));
+            let raised = || self.surely_raises().or_else(|| self.raised());
+            return here.then(raised).flatten().map(Returned::Repr);
         }
         if !header.starts_with("<|return|>") {
             return None;
@@ -1314,34 +1316,34 @@ impl NextState<'_> {
     /// expression whose settled parts make an operation fail (see
     /// [`crate::program::raises`]). Nothing of the program runs before it fails.
     pub(super) fn surely_raises(&self) -> Option<String> {
-        let (prev, program) = (self.prev, self.program);
-        let one_line = program.flow.statement(prev.line).len() == 1;
-        if !self.action.is_forward_step() || prev.event != Event::Line || !one_line {
-            return None;
-        }
-        let code = program.code(prev.line).trim();
-        let expr = match code.strip_prefix("return ") {
-            Some(expr) => expr.to_string(),
-            None => match assignment(code) {
-                Some((_, value)) => value.to_string(),
-                None => augmented_arithmetic(code)?.1,
-            },
-        };
-        self.with_scope(|scope| crate::program::raises::raised_by(&expr, scope))
+        self.raises
+            .get_or_init(|| {
+                if !self.steps_from_one_line() {
+                    return None;
+                }
+                let code = self.program.code(self.prev.line).trim();
+                let expr = match code.strip_prefix("return ") {
+                    Some(expr) => expr.to_string(),
+                    None => match assignment(code) {
+                        Some((_, value)) => value.to_string(),
+                        None => augmented_arithmetic(code)?.1,
+                    },
+                };
+                self.with_scope(|scope| crate::program::raises::raised_by(&expr, scope))
+            })
+            .clone()
     }
 
-    /// The exception a forward step from a `raise CLASS(ARGS)` line raises there, in
-    /// its frame, where `CLASS` is one of Python's plain exception classes (see
+    /// The exception a forward step from a `raise CLASS(ARGS)` line raises there,
+    /// where `CLASS` is one of Python's plain exception classes (see
     /// `known::exception_repr`) that no name of the program hides and its arguments are
     /// settled: its repr.
-    fn raised(&self, header: &str) -> Option<String> {
+    fn raised(&self) -> Option<String> {
         let prev = self.prev;
-        let line = header_line(header)?;
-        let here = header_frame(header) == Some((prev.depth, prev.function.as_str()));
-        if !self.action.is_forward_step() || prev.event != Event::Line || !here || line != prev.line
-        {
+        if !self.action.is_forward_step() || prev.event != Event::Line {
             return None;
         }
+        let line = prev.line;
         let code = self.program.statement_text(line)?;
         let raised = code.strip_prefix("raise ")?.trim();
         let (class, args) = match raised.split_once('(') {
@@ -1382,9 +1384,7 @@ impl NextState<'_> {
         }
         self.printed
             .get_or_init(|| {
-                let forward = self.action.is_forward_step();
-                let one_line = self.program.flow.statement(prev.line).len() == 1;
-                if !forward || prev.event != Event::Line || !one_line {
+                if !self.steps_from_one_line() {
                     return None;
                 }
                 let code = self.program.code(prev.line);
@@ -1396,9 +1396,7 @@ impl NextState<'_> {
             })
             .as_ref()
     }
-}
 
-impl NextState<'_> {
     /// Back in `caller` from the call its one-line `print(CALL)` made, the call the
     /// print's one argument is (the outermost, made once): what the print writes of
     /// the value returned.

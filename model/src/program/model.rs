@@ -54,6 +54,9 @@ pub struct ProgramModel {
     /// once: rules ask per name they read.
     fields_shown: BTreeSet<String>,
     default_reprs: BTreeSet<String>,
+    /// Each `except` line and the last line of its clause, in order (see
+    /// `handler_of`), worked out once: flow rules ask per line a step may reach.
+    handler_clauses: Vec<(u32, u32)>,
 }
 
 impl ProgramModel {
@@ -109,6 +112,7 @@ impl ProgramModel {
             ),
             fields_shown: BTreeSet::new(),
             default_reprs: BTreeSet::new(),
+            handler_clauses: Vec::new(),
             attributes_hooked: mentions(
                 source,
                 &[
@@ -122,6 +126,10 @@ impl ProgramModel {
             ),
         };
         model.class_code_runs_unasked = model.class_code_runs_unasked();
+        model.handler_clauses = (1..=model.lines.len() as u32)
+            .filter(|&line| model.is_handler(line))
+            .map(|line| (line, *model.block(line).end()))
+            .collect();
         let classes: BTreeSet<String> = model.layout.classes.values().cloned().collect();
         model.default_reprs = (classes.iter())
             .filter(|c| model.plain_class(c, 0))
@@ -204,9 +212,11 @@ impl ProgramModel {
     /// The `except` line whose clause (its line and block) holds `line`, the innermost
     /// where clauses nest.
     pub fn handler_of(&self, line: u32) -> Option<u32> {
-        (1..=line)
+        self.handler_clauses
+            .iter()
             .rev()
-            .find(|&h| self.is_handler(h) && (h == line || self.block(h).contains(&line)))
+            .find(|&&(h, last)| h <= line && line <= last)
+            .map(|&(h, _)| h)
     }
 
     /// Whether a frame can return from `line`: the statement there can end it, or it
